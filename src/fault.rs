@@ -1,0 +1,286 @@
+//! Typed GPU faults: what went wrong, and where it came from.
+
+use std::fmt;
+
+/// The kind of a fault. The first three are the WebGPU error classes; the others
+/// are failures the guard layer observes around them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// `GPUValidationError`: the call was invalid; fix the code.
+    Validation,
+    /// `GPUOutOfMemoryError`: the allocation was refused; shed or evict.
+    OutOfMemory,
+    /// `GPUInternalError`: the implementation failed (often a shader too complex).
+    Internal,
+    /// A JavaScript exception thrown synchronously by a WebGPU call (a `TypeError`
+    /// from the bindings, for instance), or bad input refused before any GPU call.
+    Exception,
+    /// An async pipeline creation was rejected with a `GPUPipelineError`.
+    Pipeline,
+    /// The error-scope stack was misused (a pop without a push).
+    ScopeStack,
+    /// The device was lost, so the outcome of the work cannot be known.
+    DeviceLost,
+}
+
+impl FaultKind {
+    /// Every kind, in a stable order.
+    pub const ALL: [FaultKind; 7] = [
+        FaultKind::Validation,
+        FaultKind::OutOfMemory,
+        FaultKind::Internal,
+        FaultKind::Exception,
+        FaultKind::Pipeline,
+        FaultKind::ScopeStack,
+        FaultKind::DeviceLost,
+    ];
+
+    /// The short name used in log lines and telemetry.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Validation => "validation",
+            FaultKind::OutOfMemory => "out-of-memory",
+            FaultKind::Internal => "internal",
+            FaultKind::Exception => "exception",
+            FaultKind::Pipeline => "pipeline",
+            FaultKind::ScopeStack => "scope-stack",
+            FaultKind::DeviceLost => "device-lost",
+        }
+    }
+
+    /// Whether this is one of the three WebGPU error classes.
+    pub fn is_gpu_error(self) -> bool {
+        matches!(
+            self,
+            FaultKind::Validation | FaultKind::OutOfMemory | FaultKind::Internal
+        )
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A Rust source location, captured with `#[track_caller]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    /// Source file.
+    pub file: &'static str,
+    /// Line, 1-based.
+    pub line: u32,
+    /// Column, 1-based.
+    pub column: u32,
+}
+
+impl CallSite {
+    /// The call site of the function that called this one (through `#[track_caller]`).
+    #[track_caller]
+    pub fn here() -> Self {
+        let location = std::panic::Location::caller();
+        CallSite {
+            file: location.file(),
+            line: location.line(),
+            column: location.column(),
+        }
+    }
+}
+
+impl fmt::Display for CallSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// Where a fault was observed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The labelled phase whose scope caught the fault.
+    pub phase: Option<String>,
+    /// The label of the object involved, where known.
+    pub object: Option<String>,
+    /// The frame number, for frame scopes and uncaptured errors.
+    pub frame: Option<u64>,
+    /// The Rust call site, for per-call scopes.
+    pub call_site: Option<CallSite>,
+}
+
+/// A GPU fault with its kind, the implementation's message and its origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// What kind of failure this is.
+    pub kind: FaultKind,
+    /// The message, unchanged.
+    pub message: String,
+    /// Where it was caught.
+    pub origin: Origin,
+    /// A hint for a well-known message, kept apart from the message itself.
+    pub hint: Option<&'static str>,
+}
+
+impl Fault {
+    /// A fault of `kind` with `message`; the hint is filled in from the message.
+    pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let hint = hint_for(&message);
+        Fault {
+            kind,
+            message,
+            origin: Origin::default(),
+            hint,
+        }
+    }
+
+    /// Sets the phase label.
+    pub fn in_phase(mut self, phase: impl Into<String>) -> Self {
+        self.origin.phase = Some(phase.into());
+        self
+    }
+
+    /// Sets the object label.
+    pub fn on_object(mut self, object: impl Into<String>) -> Self {
+        self.origin.object = Some(object.into());
+        self
+    }
+
+    /// Sets the frame number.
+    pub fn in_frame(mut self, frame: u64) -> Self {
+        self.origin.frame = Some(frame);
+        self
+    }
+
+    /// Sets the Rust call site.
+    pub fn at(mut self, call_site: CallSite) -> Self {
+        self.origin.call_site = Some(call_site);
+        self
+    }
+
+    /// The object label: the one recorded at the origin, or the first label quoted in
+    /// the message (`[Buffer "vertices"]`), or `None`.
+    pub fn object_label(&self) -> Option<String> {
+        self.origin
+            .object
+            .clone()
+            .or_else(|| label_in_message(&self.message))
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} error", self.kind)?;
+        if let Some(phase) = &self.origin.phase {
+            write!(f, " in phase \"{phase}\"")?;
+        }
+        if let Some(object) = &self.origin.object {
+            write!(f, " on \"{object}\"")?;
+        }
+        if let Some(frame) = self.origin.frame {
+            write!(f, " at frame {frame}")?;
+        }
+        if let Some(site) = &self.origin.call_site {
+            write!(f, " (created at {site})")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(hint) = self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// A hint for the validation messages that recur (seed 004), or `None`.
+pub fn hint_for(message: &str) -> Option<&'static str> {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("is not a multiple of") || lower.contains("is not aligned to") {
+        Some("alignment: the number quoted is the alignment required (4 for index offsets and buffer sizes, 256 for dynamic uniform offsets and buffer-to-texture bytesPerRow)")
+    } else if lower.contains("smaller than the minimum binding size") {
+        Some("the shader declares a struct larger than the bound buffer range: a field was added on one side only")
+    } else if lower.contains("is not compatible with") || lower.contains("incompatible with") {
+        Some("the pipeline layout and the bind group layout differ: check read-only vs read-write storage and the visibility of each binding")
+    } else {
+        None
+    }
+}
+
+/// The first object label quoted in a WebGPU message, as Dawn writes it
+/// (`[Buffer "label"]`, `[Texture "label"]`), or `None`.
+pub fn label_in_message(message: &str) -> Option<String> {
+    let mut rest = message;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let close = after.find(']')?;
+        let inside = &after[..close];
+        if let (Some(q1), Some(q2)) = (inside.find('"'), inside.rfind('"')) {
+            if q2 > q1 {
+                let label = &inside[q1 + 1..q2];
+                if !label.is_empty() {
+                    return Some(label.to_string());
+                }
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_match_the_three_common_messages_without_touching_them() {
+        let m = "Offset (3) is not a multiple of 4.";
+        let fault = Fault::new(FaultKind::Validation, m);
+        assert_eq!(fault.message, m);
+        assert!(fault.hint.unwrap().contains("alignment"));
+        assert!(hint_for("Binding size (16) is smaller than the minimum binding size (32).")
+            .unwrap()
+            .contains("struct"));
+        assert!(hint_for("[BindGroupLayout] is not compatible with [PipelineLayout]")
+            .unwrap()
+            .contains("layout"));
+        assert_eq!(hint_for("Texture size exceeds the limit"), None);
+    }
+
+    #[test]
+    fn display_names_phase_object_frame_and_call_site() {
+        let fault = Fault::new(FaultKind::OutOfMemory, "allocation failed")
+            .in_phase("scene")
+            .on_object("shadow-map")
+            .in_frame(12)
+            .at(CallSite {
+                file: "src/a.rs",
+                line: 3,
+                column: 9,
+            });
+        let text = fault.to_string();
+        assert_eq!(
+            text,
+            "out-of-memory error in phase \"scene\" on \"shadow-map\" at frame 12 (created at src/a.rs:3:9): allocation failed"
+        );
+    }
+
+    #[test]
+    fn labels_are_read_from_dawn_messages() {
+        assert_eq!(
+            label_in_message("Destroyed [Buffer \"vertices\"] used in submit."),
+            Some("vertices".into())
+        );
+        assert_eq!(
+            label_in_message("[Invalid CommandBuffer] from [CommandEncoder \"frame\"]"),
+            Some("frame".into())
+        );
+        assert_eq!(label_in_message("no label here"), None);
+        assert_eq!(label_in_message("[unterminated"), None);
+    }
+
+    #[test]
+    fn call_site_points_at_the_caller() {
+        let site = CallSite::here();
+        assert!(site.file.ends_with("fault.rs"));
+        assert!(site.line > 0);
+    }
+}

@@ -1,0 +1,37 @@
+//! # webgpu-guard
+//!
+//! WebGPU for Rust in the browser that cannot break silently.
+//!
+//! WebGPU never throws for bad input: it returns invalid objects, reports errors
+//! asynchronously and a lost device looks like a healthy one with a black canvas.
+//! This crate turns that silence into labelled, rate-limited diagnostics and into
+//! exact recovery:
+//!
+//! * error scopes that always pop ([`web::scope`]), per phase, per frame and per call;
+//! * a labelling, counting allocator ([`ledger`], [`web::alloc`]);
+//! * shader diagnostics with carets ([`shader_diag`]);
+//! * the uncaptured-error net with rate limiting and telemetry ([`rate_limit`],
+//!   [`telemetry`], [`web::net`]);
+//! * a device-loss supervisor with backoff and idempotent re-init ([`supervisor`],
+//!   [`backoff`], [`web::runtime`]);
+//! * an out-of-memory ladder ([`web::ladder`]) and checked binary payloads ([`payload`]).
+//!
+//! Everything that needs no browser is plain Rust and is tested on the host; the
+//! browser layer lives in [`web`] and only builds for `wasm32`.
+
+pub mod backoff;
+pub mod fault;
+pub mod formats;
+pub mod ledger;
+pub mod math;
+pub mod payload;
+pub mod rate_limit;
+pub mod sanitize;
+pub mod shader_diag;
+pub mod supervisor;
+pub mod telemetry;
+
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+pub use fault::{CallSite, Fault, FaultKind, Origin};

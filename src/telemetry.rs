@@ -1,0 +1,235 @@
+//! Telemetry for GPU errors: grouped by kind and object label (never by message
+//! text, which differs between browsers), truncated, sanitised and rate-limited.
+
+use std::collections::BTreeMap;
+
+use crate::fault::{label_in_message, FaultKind};
+use crate::rate_limit::{Admission, RateLimiter};
+use crate::sanitize::{truncate_chars, Sanitizer, TELEMETRY_MAX_CHARS};
+
+/// The label used for errors that name no object.
+pub const UNLABELLED: &str = "(unlabelled)";
+
+/// One event handed to a sink.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TelemetryEvent {
+    /// The error kind.
+    pub kind: FaultKind,
+    /// The object label the group is keyed by.
+    pub label: String,
+    /// The sanitised, truncated message.
+    pub message: String,
+    /// The frame number at which the error arrived.
+    pub frame: Option<u64>,
+    /// Occurrences of this group so far, this one included.
+    pub occurrences: u64,
+}
+
+/// Where telemetry goes. Implement this to send events to your own service.
+pub trait TelemetrySink {
+    /// Receives one event. An `Err` is counted, never propagated.
+    fn send(&self, event: &TelemetryEvent) -> Result<(), String>;
+}
+
+/// A sink that keeps events in memory (for tests and for a page's own panel).
+#[derive(Default)]
+pub struct MemorySink {
+    events: std::cell::RefCell<Vec<TelemetryEvent>>,
+}
+
+impl MemorySink {
+    /// A copy of the events received.
+    pub fn events(&self) -> Vec<TelemetryEvent> {
+        self.events.borrow().clone()
+    }
+}
+
+impl TelemetrySink for MemorySink {
+    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
+        self.events.borrow_mut().push(event.clone());
+        Ok(())
+    }
+}
+
+/// Counts of one (kind, label) group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupSummary {
+    /// The error kind.
+    pub kind: FaultKind,
+    /// The object label.
+    pub label: String,
+    /// Occurrences.
+    pub occurrences: u64,
+    /// The first message seen (sanitised, truncated).
+    pub first_message: String,
+    /// The last frame seen.
+    pub last_frame: Option<u64>,
+}
+
+/// Groups, sanitises and rate-limits events on their way to a sink.
+pub struct Telemetry {
+    groups: BTreeMap<(FaultKind, String), GroupSummary>,
+    limiter: RateLimiter,
+    sanitizer: Option<Sanitizer>,
+    sent: u64,
+    held_back: u64,
+    sink_failures: u64,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry::new(RateLimiter::default())
+    }
+}
+
+impl Telemetry {
+    /// A telemetry path limited by `limiter`.
+    pub fn new(limiter: RateLimiter) -> Self {
+        Telemetry {
+            groups: BTreeMap::new(),
+            limiter,
+            sanitizer: None,
+            sent: 0,
+            held_back: 0,
+            sink_failures: 0,
+        }
+    }
+
+    /// Sets the sanitising step applied to every message before it is kept or sent.
+    pub fn set_sanitizer(&mut self, sanitizer: Option<Sanitizer>) {
+        self.sanitizer = sanitizer;
+    }
+
+    /// Records one error and, when the limiter admits it, sends it to `sink`.
+    /// Returns whether it was sent.
+    pub fn record(
+        &mut self,
+        kind: FaultKind,
+        message: &str,
+        frame: Option<u64>,
+        now_ms: f64,
+        sink: &dyn TelemetrySink,
+    ) -> bool {
+        let label = label_in_message(message).unwrap_or_else(|| UNLABELLED.to_string());
+        let cleaned = match &self.sanitizer {
+            Some(sanitize) => sanitize(message),
+            None => message.to_string(),
+        };
+        let cleaned = truncate_chars(&cleaned, TELEMETRY_MAX_CHARS);
+        let group = self
+            .groups
+            .entry((kind, label.clone()))
+            .or_insert_with(|| GroupSummary {
+                kind,
+                label: label.clone(),
+                occurrences: 0,
+                first_message: cleaned.clone(),
+                last_frame: None,
+            });
+        group.occurrences += 1;
+        group.last_frame = frame;
+        let occurrences = group.occurrences;
+        if self.limiter.admit(now_ms) != Admission::Emit {
+            self.held_back += 1;
+            return false;
+        }
+        let event = TelemetryEvent {
+            kind,
+            label,
+            message: cleaned,
+            frame,
+            occurrences,
+        };
+        match sink.send(&event) {
+            Ok(()) => {
+                self.sent += 1;
+                true
+            }
+            Err(_) => {
+                self.sink_failures += 1;
+                false
+            }
+        }
+    }
+
+    /// The groups seen so far, ordered by kind then label.
+    pub fn groups(&self) -> Vec<GroupSummary> {
+        self.groups.values().cloned().collect()
+    }
+
+    /// Events sent.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Events held back by the limiter.
+    pub fn held_back(&self) -> u64 {
+        self.held_back
+    }
+
+    /// Sink calls that failed.
+    pub fn sink_failures(&self) -> u64 {
+        self.sink_failures
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct FailingSink;
+    impl TelemetrySink for FailingSink {
+        fn send(&self, _: &TelemetryEvent) -> Result<(), String> {
+            Err("network down".into())
+        }
+    }
+
+    #[test]
+    fn groups_by_kind_and_label_not_message_text() {
+        let mut t = Telemetry::default();
+        let sink = MemorySink::default();
+        t.record(FaultKind::Validation, "Chrome says [Buffer \"verts\"] is bad", Some(1), 0.0, &sink);
+        t.record(FaultKind::Validation, "Firefox: [Buffer \"verts\"] invalid", Some(2), 1.0, &sink);
+        t.record(FaultKind::OutOfMemory, "[Buffer \"verts\"] no memory", Some(3), 2.0, &sink);
+        t.record(FaultKind::Validation, "no label at all", Some(4), 3.0, &sink);
+        let groups = t.groups();
+        assert_eq!(groups.len(), 3);
+        let verts = groups
+            .iter()
+            .find(|g| g.kind == FaultKind::Validation && g.label == "verts")
+            .unwrap();
+        assert_eq!(verts.occurrences, 2);
+        assert_eq!(verts.last_frame, Some(2));
+        assert!(groups.iter().any(|g| g.label == UNLABELLED));
+        assert_eq!(sink.events()[1].occurrences, 2);
+    }
+
+    #[test]
+    fn messages_are_sanitised_then_truncated_to_400() {
+        let mut t = Telemetry::default();
+        t.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
+        let sink = MemorySink::default();
+        let long = format!("[Texture \"secret\"] {}", "x".repeat(1000));
+        t.record(FaultKind::Internal, &long, None, 0.0, &sink);
+        let event = &sink.events()[0];
+        assert_eq!(event.message.chars().count(), 400);
+        assert!(!event.message.contains("secret"));
+        assert_eq!(event.label, "secret");
+    }
+
+    #[test]
+    fn the_path_is_rate_limited_and_sink_failures_are_counted() {
+        let mut t = Telemetry::default();
+        let sink = MemorySink::default();
+        for i in 0..100 {
+            t.record(FaultKind::Validation, "e", None, i as f64, &sink);
+        }
+        assert_eq!(sink.events().len(), 5);
+        assert_eq!(t.held_back(), 95);
+        assert_eq!(t.groups()[0].occurrences, 100);
+        let mut t = Telemetry::default();
+        assert!(!t.record(FaultKind::Validation, "e", None, 0.0, &FailingSink));
+        assert_eq!(t.sink_failures(), 1);
+        assert_eq!(t.sent(), 0);
+    }
+}
