@@ -117,6 +117,8 @@ pub struct Fault {
     pub origin: Origin,
     /// A hint for a well-known message, kept apart from the message itself.
     pub hint: Option<&'static str>,
+    /// Other faults caught at the same time (another scope of the same phase).
+    pub related: Vec<Fault>,
 }
 
 impl Fault {
@@ -129,6 +131,7 @@ impl Fault {
             message,
             origin: Origin::default(),
             hint,
+            related: Vec::new(),
         }
     }
 
@@ -153,6 +156,12 @@ impl Fault {
     /// Sets the Rust call site.
     pub fn at(mut self, call_site: CallSite) -> Self {
         self.origin.call_site = Some(call_site);
+        self
+    }
+
+    /// Attaches faults caught together with this one.
+    pub fn with_related(mut self, related: Vec<Fault>) -> Self {
+        self.related = related;
         self
     }
 
@@ -185,6 +194,9 @@ impl fmt::Display for Fault {
         if let Some(hint) = self.hint {
             write!(f, "\n  hint: {hint}")?;
         }
+        for other in &self.related {
+            write!(f, "\n  also: {other}")?;
+        }
         Ok(())
     }
 }
@@ -206,22 +218,26 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
 }
 
 /// The first object label quoted in a WebGPU message, as Dawn writes it
-/// (`[Buffer "label"]`, `[Texture "label"]`), or `None`.
+/// (`[Buffer "label"]`, `[TextureDescriptor ""label""]`), skipping the device and
+/// the queue, which every message names; `None` when there is none.
 pub fn label_in_message(message: &str) -> Option<String> {
     let mut rest = message;
     while let Some(open) = rest.find('[') {
         let after = &rest[open + 1..];
         let close = after.find(']')?;
         let inside = &after[..close];
-        if let (Some(q1), Some(q2)) = (inside.find('"'), inside.rfind('"')) {
-            if q2 > q1 {
-                let label = &inside[q1 + 1..q2];
-                if !label.is_empty() {
-                    return Some(label.to_string());
-                }
-            }
-        }
         rest = &after[close + 1..];
+        let Some(q1) = inside.find('"') else {
+            continue;
+        };
+        let kind = inside[..q1].trim();
+        if kind == "Device" || kind == "Queue" {
+            continue;
+        }
+        let label = inside[q1..].trim().trim_matches('"');
+        if !label.is_empty() {
+            return Some(label.to_string());
+        }
     }
     None
 }
@@ -236,12 +252,16 @@ mod tests {
         let fault = Fault::new(FaultKind::Validation, m);
         assert_eq!(fault.message, m);
         assert!(fault.hint.unwrap().contains("alignment"));
-        assert!(hint_for("Binding size (16) is smaller than the minimum binding size (32).")
-            .unwrap()
-            .contains("struct"));
-        assert!(hint_for("[BindGroupLayout] is not compatible with [PipelineLayout]")
-            .unwrap()
-            .contains("layout"));
+        assert!(
+            hint_for("Binding size (16) is smaller than the minimum binding size (32).")
+                .unwrap()
+                .contains("struct")
+        );
+        assert!(
+            hint_for("[BindGroupLayout] is not compatible with [PipelineLayout]")
+                .unwrap()
+                .contains("layout")
+        );
         assert_eq!(hint_for("Texture size exceeds the limit"), None);
     }
 
@@ -274,6 +294,12 @@ mod tests {
             Some("frame".into())
         );
         assert_eq!(label_in_message("no label here"), None);
+        assert_eq!(
+            label_in_message(
+                "Allocation too large\n - While calling [Device \"dev\"].CreateTexture([TextureDescriptor \"\"probe\"\"])."
+            ),
+            Some("probe".into())
+        );
         assert_eq!(label_in_message("[unterminated"), None);
     }
 

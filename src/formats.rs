@@ -6,13 +6,30 @@
 pub fn block_info(format: &str) -> Option<(u32, u32, u32)> {
     let bytes = match format {
         "r8unorm" | "r8snorm" | "r8uint" | "r8sint" | "stencil8" => 1,
-        "r16uint" | "r16sint" | "r16float" | "r16unorm" | "r16snorm" | "rg8unorm"
-        | "rg8snorm" | "rg8uint" | "rg8sint" | "depth16unorm" => 2,
-        "r32uint" | "r32sint" | "r32float" | "rg16uint" | "rg16sint" | "rg16float"
-        | "rg16unorm" | "rg16snorm" | "rgba8unorm" | "rgba8unorm-srgb" | "rgba8snorm"
-        | "rgba8uint" | "rgba8sint" | "bgra8unorm" | "bgra8unorm-srgb" | "rgb9e5ufloat"
-        | "rgb10a2uint" | "rgb10a2unorm" | "rg11b10ufloat" | "depth24plus"
-        | "depth24plus-stencil8" | "depth32float" => 4,
+        "r16uint" | "r16sint" | "r16float" | "r16unorm" | "r16snorm" | "rg8unorm" | "rg8snorm"
+        | "rg8uint" | "rg8sint" | "depth16unorm" => 2,
+        "r32uint"
+        | "r32sint"
+        | "r32float"
+        | "rg16uint"
+        | "rg16sint"
+        | "rg16float"
+        | "rg16unorm"
+        | "rg16snorm"
+        | "rgba8unorm"
+        | "rgba8unorm-srgb"
+        | "rgba8snorm"
+        | "rgba8uint"
+        | "rgba8sint"
+        | "bgra8unorm"
+        | "bgra8unorm-srgb"
+        | "rgb9e5ufloat"
+        | "rgb10a2uint"
+        | "rgb10a2unorm"
+        | "rg11b10ufloat"
+        | "depth24plus"
+        | "depth24plus-stencil8"
+        | "depth32float" => 4,
         "depth32float-stencil8" => 5,
         "rg32uint" | "rg32sint" | "rg32float" | "rgba16uint" | "rgba16sint" | "rgba16float"
         | "rgba16unorm" | "rgba16snorm" => 8,
@@ -20,9 +37,7 @@ pub fn block_info(format: &str) -> Option<(u32, u32, u32)> {
         f if f.starts_with("bc1-") || f.starts_with("bc4-") => return Some((4, 4, 8)),
         f if f.starts_with("bc") => return Some((4, 4, 16)),
         f if f.starts_with("etc2-rgb8") || f.starts_with("eac-r11") => return Some((4, 4, 8)),
-        f if f.starts_with("etc2-rgba8") || f.starts_with("eac-rg11") => {
-            return Some((4, 4, 16))
-        }
+        f if f.starts_with("etc2-rgba8") || f.starts_with("eac-rg11") => return Some((4, 4, 16)),
         f if f.starts_with("astc-") => {
             let dims = f.trim_start_matches("astc-").split('-').next()?;
             let (w, h) = dims.split_once('x')?;
@@ -118,7 +133,10 @@ mod tests {
         let mut layered = TextureShape::d2(64, 32);
         layered.depth_or_layers = 6;
         layered.sample_count = 4;
-        assert_eq!(texture_bytes("rgba16float", layered), Some(64 * 32 * 8 * 6 * 4));
+        assert_eq!(
+            texture_bytes("rgba16float", layered),
+            Some(64 * 32 * 8 * 6 * 4)
+        );
     }
 
     #[test]
@@ -136,11 +154,23 @@ mod tests {
 
     #[test]
     fn compressed_formats_round_up_to_blocks() {
-        assert_eq!(texture_bytes("bc1-rgba-unorm", TextureShape::d2(5, 5)), Some(4 * 8));
-        assert_eq!(texture_bytes("bc7-rgba-unorm", TextureShape::d2(4, 4)), Some(16));
+        assert_eq!(
+            texture_bytes("bc1-rgba-unorm", TextureShape::d2(5, 5)),
+            Some(4 * 8)
+        );
+        assert_eq!(
+            texture_bytes("bc7-rgba-unorm", TextureShape::d2(4, 4)),
+            Some(16)
+        );
         assert_eq!(block_info("astc-10x6-unorm"), Some((10, 6, 16)));
-        assert_eq!(texture_bytes("astc-10x6-unorm", TextureShape::d2(20, 7)), Some(2 * 2 * 16));
-        assert_eq!(texture_bytes("etc2-rgb8unorm", TextureShape::d2(8, 8)), Some(32));
+        assert_eq!(
+            texture_bytes("astc-10x6-unorm", TextureShape::d2(20, 7)),
+            Some(2 * 2 * 16)
+        );
+        assert_eq!(
+            texture_bytes("etc2-rgb8unorm", TextureShape::d2(8, 8)),
+            Some(32)
+        );
     }
 
     #[test]

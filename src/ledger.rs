@@ -91,7 +91,13 @@ impl fmt::Display for LedgerReport {
             self.live.objects, self.live.bytes, self.peak.objects, self.peak.bytes
         )?;
         for (kind, tally) in &self.by_kind {
-            writeln!(f, "  {:<18} {:>6} {:>12} B", kind.as_str(), tally.objects, tally.bytes)?;
+            writeln!(
+                f,
+                "  {:<18} {:>6} {:>12} B",
+                kind.as_str(),
+                tally.objects,
+                tally.bytes
+            )?;
         }
         for (label, tally) in &self.by_label {
             writeln!(f, "  \"{label}\": {} x, {} B", tally.objects, tally.bytes)?;
@@ -198,13 +204,37 @@ mod tests {
         let a = l.register(ObjectKind::Buffer, "verts", 1024);
         let b = l.register(ObjectKind::Texture, "shadow", 4096);
         let c = l.register(ObjectKind::Buffer, "verts", 512);
-        assert_eq!(l.live(), Tally { objects: 3, bytes: 5632 });
+        assert_eq!(
+            l.live(),
+            Tally {
+                objects: 3,
+                bytes: 5632
+            }
+        );
         assert!(l.release(b));
         assert!(!l.release(b), "double release is a no-op");
         let r = l.report();
-        assert_eq!(r.live, Tally { objects: 2, bytes: 1536 });
-        assert_eq!(r.peak, Tally { objects: 3, bytes: 5632 });
-        assert_eq!(r.by_kind[&ObjectKind::Buffer], Tally { objects: 2, bytes: 1536 });
+        assert_eq!(
+            r.live,
+            Tally {
+                objects: 2,
+                bytes: 1536
+            }
+        );
+        assert_eq!(
+            r.peak,
+            Tally {
+                objects: 3,
+                bytes: 5632
+            }
+        );
+        assert_eq!(
+            r.by_kind[&ObjectKind::Buffer],
+            Tally {
+                objects: 2,
+                bytes: 1536
+            }
+        );
         assert_eq!(r.by_label["verts"].objects, 2);
         assert!(!r.by_label.contains_key("shadow"));
         l.release(a);

@@ -66,6 +66,7 @@ pub fn transform(m: &Mat4, p: Vec3) -> [f32; 4] {
 }
 
 /// A right-handed view matrix looking from `eye` at `target`.
+#[rustfmt::skip]
 pub fn look_at(eye: Vec3, target: Vec3, up: Vec3) -> Mat4 {
     let f = normalize(sub(target, eye));
     let s = normalize(cross(f, up));
@@ -79,6 +80,7 @@ pub fn look_at(eye: Vec3, target: Vec3, up: Vec3) -> Mat4 {
 }
 
 /// A right-handed perspective projection with depth in 0..1.
+#[rustfmt::skip]
 pub fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
     let f = 1.0 / (fov_y / 2.0).tan();
     let nf = 1.0 / (near - far);
@@ -91,6 +93,7 @@ pub fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
 }
 
 /// A right-handed orthographic projection with depth in 0..1.
+#[rustfmt::skip]
 pub fn orthographic(l: f32, r: f32, b: f32, t: f32, near: f32, far: f32) -> Mat4 {
     [
         2.0 / (r - l), 0.0, 0.0, 0.0,

@@ -216,7 +216,10 @@ impl Payload {
     /// Encodes records into a payload. Every record is padded with zeros to `stride`.
     /// Panics if `stride` is not a non-zero multiple of 16 or a record is longer.
     pub fn encode(stride: u32, records: &[Vec<u8>]) -> Vec<u8> {
-        assert!(stride > 0 && stride % STRIDE_ALIGN == 0, "stride must be 16 x k");
+        assert!(
+            stride > 0 && stride % STRIDE_ALIGN == 0,
+            "stride must be 16 x k"
+        );
         let mut out = Vec::with_capacity(HEADER_LEN + records.len() * stride as usize);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());

@@ -95,6 +95,9 @@ mod tests {
             "error: bad […]"
         );
         assert_eq!(first_line_only("one line"), "one line");
-        assert_eq!(strict("[Texture \"t\"] bad\ncode"), "[Texture \"…\"] bad […]");
+        assert_eq!(
+            strict("[Texture \"t\"] bad\ncode"),
+            "[Texture \"…\"] bad […]"
+        );
     }
 }

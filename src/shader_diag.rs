@@ -133,7 +133,9 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         .map(char::len_utf16)
         .sum::<usize>()
         + msg.length as usize;
-    let end_byte = utf16_to_byte(source, end_utf16).min(line_end).max(start_byte);
+    let end_byte = utf16_to_byte(source, end_utf16)
+        .min(line_end)
+        .max(start_byte);
     let caret_len = source[start_byte..end_byte].chars().count().max(1);
     Some(Location {
         line,
@@ -260,7 +262,10 @@ mod tests {
         assert_eq!(loc.column, 10);
         assert_eq!(loc.caret_len, 3);
         let text = format_message("m", src, &m);
-        assert_eq!(text, "m:2:10 error: something\n  let é😀 = bad;\n           ^^^");
+        assert_eq!(
+            text,
+            "m:2:10 error: something\n  let é😀 = bad;\n           ^^^"
+        );
     }
 
     #[test]

@@ -412,7 +412,10 @@ mod tests {
     #[test]
     fn unknown_loss_recovers_after_backoff() {
         let mut s = running();
-        assert_eq!(s.lost(LossReason::Unknown, "gpu crash"), Action::RetryAfter(300));
+        assert_eq!(
+            s.lost(LossReason::Unknown, "gpu crash"),
+            Action::RetryAfter(300)
+        );
         assert_eq!(s.state(), DeviceState::Recovering);
         assert!(!s.may_draw());
         assert_eq!(s.retry_due(), Action::Init);
@@ -497,14 +500,20 @@ mod tests {
         s.lost(LossReason::Unknown, "first");
         assert_eq!(s.retry_due(), Action::Init);
         s.device_created();
-        assert_eq!(s.lost(LossReason::Unknown, "second"), Action::RetryAfter(600));
+        assert_eq!(
+            s.lost(LossReason::Unknown, "second"),
+            Action::RetryAfter(600)
+        );
         assert_eq!(s.losses(), 2);
         assert_eq!(s.attempt(), 1);
         s.device_created();
         s.init_succeeded();
         assert_eq!(s.recoveries(), 1);
         assert_eq!(s.attempt(), 0);
-        assert_eq!(s.lost(LossReason::Unknown, "third"), Action::RetryAfter(300));
+        assert_eq!(
+            s.lost(LossReason::Unknown, "third"),
+            Action::RetryAfter(300)
+        );
     }
 
     #[test]
@@ -534,7 +543,10 @@ mod tests {
     fn many_losses_in_a_row_all_recover() {
         let mut s = running();
         for n in 0..10 {
-            assert_eq!(s.lost(LossReason::Unknown, "crash"), Action::RetryAfter(300));
+            assert_eq!(
+                s.lost(LossReason::Unknown, "crash"),
+                Action::RetryAfter(300)
+            );
             assert_eq!(s.retry_due(), Action::Init);
             s.device_created();
             s.init_succeeded();

@@ -188,10 +188,34 @@ mod tests {
     fn groups_by_kind_and_label_not_message_text() {
         let mut t = Telemetry::default();
         let sink = MemorySink::default();
-        t.record(FaultKind::Validation, "Chrome says [Buffer \"verts\"] is bad", Some(1), 0.0, &sink);
-        t.record(FaultKind::Validation, "Firefox: [Buffer \"verts\"] invalid", Some(2), 1.0, &sink);
-        t.record(FaultKind::OutOfMemory, "[Buffer \"verts\"] no memory", Some(3), 2.0, &sink);
-        t.record(FaultKind::Validation, "no label at all", Some(4), 3.0, &sink);
+        t.record(
+            FaultKind::Validation,
+            "Chrome says [Buffer \"verts\"] is bad",
+            Some(1),
+            0.0,
+            &sink,
+        );
+        t.record(
+            FaultKind::Validation,
+            "Firefox: [Buffer \"verts\"] invalid",
+            Some(2),
+            1.0,
+            &sink,
+        );
+        t.record(
+            FaultKind::OutOfMemory,
+            "[Buffer \"verts\"] no memory",
+            Some(3),
+            2.0,
+            &sink,
+        );
+        t.record(
+            FaultKind::Validation,
+            "no label at all",
+            Some(4),
+            3.0,
+            &sink,
+        );
         let groups = t.groups();
         assert_eq!(groups.len(), 3);
         let verts = groups

@@ -1,1 +1,22 @@
-fn main(){}
+//! The webgpu-guard demo: a shadowed scene with an orbit camera, a live HUD, fault
+//! buttons and `window.matarGPU()`. Built by trunk from `www/index.html`.
+
+#[cfg(target_arch = "wasm32")]
+mod camera;
+#[cfg(target_arch = "wasm32")]
+mod mesh;
+#[cfg(target_arch = "wasm32")]
+mod page;
+#[cfg(target_arch = "wasm32")]
+mod scene;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    console_error_panic_hook::set_once();
+    wasm_bindgen_futures::spawn_local(page::run());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("The demo runs in the browser: see README.md (scripts/serve).");
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks and skips what is already there:
+# the wasm target, Chromium and ChromeDriver (Debian), wasm-bindgen-cli at the
+# version pinned in Cargo.toml, trunk 0.21.14, and wasm-opt (binaryen 132 from npm).
+# Nothing is downloaded from outside the package registries.
+# Source it: `source scripts/setup.sh`.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WASM_BINDGEN_VERSION="0.2.130"
+TRUNK_VERSION="0.21.14"
+BINARYEN_VERSION="132"
+
+export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
+export TRUNK_SKIP_VERSION_CHECK=true
+export CHROMEDRIVER=/usr/bin/chromedriver
+export CHROMIUM=/usr/bin/chromium
+
+say() { echo "[setup] $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  say "installing chromium and chromium-driver from Debian"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION"; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2 minutes)"
+  # No --locked: one transitive version of its lock file is missing from the registry.
+  cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+if ! trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION"; then
+  say "installing trunk $TRUNK_VERSION (about 6 minutes)"
+  cargo install -q trunk --version "$TRUNK_VERSION" --locked
+fi
+
+if ! wasm-opt --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+  say "installing wasm-opt (binaryen $BINARYEN_VERSION from npm)"
+  mkdir -p "$ROOT/.tools"
+  npm install --prefix "$ROOT/.tools" --no-audit --no-fund --silent "binaryen@$BINARYEN_VERSION"
+fi
+
+if [ ! -f "$ROOT/www/scene.bin" ]; then
+  (cd "$ROOT" && cargo run -q --example make_scene)
+fi

@@ -1,0 +1,58 @@
+//! The orbit camera: plain Rust state, outside every GPU object.
+
+use webgpu_guard::math::{self, Mat4, Vec3};
+
+/// Yaw, pitch and distance around a target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrbitCamera {
+    /// Rotation about the vertical axis (radians).
+    pub yaw: f32,
+    /// Elevation (radians), clamped away from the poles.
+    pub pitch: f32,
+    /// Distance to the target.
+    pub distance: f32,
+    /// The point looked at.
+    pub target: Vec3,
+}
+
+impl Default for OrbitCamera {
+    fn default() -> Self {
+        OrbitCamera {
+            yaw: 0.6,
+            pitch: 0.55,
+            distance: 15.0,
+            target: [0.0, 0.8, 0.0],
+        }
+    }
+}
+
+impl OrbitCamera {
+    /// The eye position.
+    pub fn eye(&self) -> Vec3 {
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        [
+            self.target[0] + self.distance * cp * sy,
+            self.target[1] + self.distance * sp,
+            self.target[2] + self.distance * cp * cy,
+        ]
+    }
+
+    /// Rotates by a drag of `dx`, `dy` pixels.
+    pub fn drag(&mut self, dx: f32, dy: f32) {
+        self.yaw -= dx * 0.008;
+        self.pitch = (self.pitch + dy * 0.008).clamp(0.05, 1.45);
+    }
+
+    /// Zooms by a wheel delta.
+    pub fn zoom(&mut self, delta: f32) {
+        self.distance = (self.distance * (1.0 + delta * 0.001)).clamp(4.0, 60.0);
+    }
+
+    /// The view-projection matrix for `aspect`.
+    pub fn view_proj(&self, aspect: f32) -> Mat4 {
+        let view = math::look_at(self.eye(), self.target, [0.0, 1.0, 0.0]);
+        let proj = math::perspective(0.9, aspect, 0.1, 200.0);
+        math::mul(&proj, &view)
+    }
+}

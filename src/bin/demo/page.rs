@@ -1,0 +1,457 @@
+//! The page: loads the scene payload, starts the runtime, wires the console API
+//! (`matarGPU`, `gpuStatus`, `gpuFault`, `gpuDebug`), input, the HUD and the fallback.
+
+use std::rc::Rc;
+
+use gloo_timers::callback::Interval;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Document, GpuBufferDescriptor, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
+use webgpu_guard::fault::FaultKind;
+use webgpu_guard::payload::Payload;
+use webgpu_guard::supervisor::Fallback;
+use webgpu_guard::web::alloc::{MAP_READ, MAP_WRITE, RENDER_ATTACHMENT, TEXTURE_BINDING};
+use webgpu_guard::web::js::describe;
+use webgpu_guard::web::runtime::{RuntimeOptions, Status};
+use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
+
+use crate::scene::{DemoApp, SceneData};
+
+/// A WGSL module with a deliberate error (and a non-ASCII comment, so the caret
+/// column conversion shows).
+const BAD_WGSL: &str = "// módulo roto a propósito: «vec5» no existe\n@fragment\nfn main() -> @location(0) vec4f {\n  let color: vec5f = vec4f(1.0);\n  return color;\n}\n";
+
+fn document() -> Option<Document> {
+    web_sys::window()?.document()
+}
+
+fn element(id: &str) -> Option<HtmlElement> {
+    document()?.get_element_by_id(id)?.dyn_into().ok()
+}
+
+fn show_fallback(code: &str, message: &str) {
+    if let Some(panel) = element("fallback") {
+        panel.set_text_content(Some(message));
+        let _ = panel.set_attribute("data-reason", code);
+        let _ = panel.style().set_property("display", "block");
+    }
+    if let Some(canvas) = element("scene") {
+        let _ = canvas.style().set_property("visibility", "hidden");
+    }
+}
+
+fn set(object: &js_sys::Object, key: &str, value: JsValue) {
+    let _ = js_sys::Reflect::set(object, &key.into(), &value);
+}
+
+fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    set(&o, "state", status.state.as_str().into());
+    set(&o, "generation", (status.generation as f64).into());
+    set(&o, "recoveries", (status.recoveries as f64).into());
+    set(&o, "frames", (status.frames as f64).into());
+    let loss = match &status.last_loss {
+        Some(loss) => {
+            let l = js_sys::Object::new();
+            set(&l, "reason", loss.reason.as_str().into());
+            set(&l, "message", loss.message.as_str().into());
+            set(&l, "requested", loss.requested.into());
+            l.into()
+        }
+        None => JsValue::NULL,
+    };
+    set(&o, "lastLoss", loss);
+    let errors = js_sys::Object::new();
+    set(&errors, "validation", (status.net.validation as f64).into());
+    set(
+        &errors,
+        "outOfMemory",
+        (status.net.out_of_memory as f64).into(),
+    );
+    set(&errors, "internal", (status.net.internal as f64).into());
+    set(&errors, "other", (status.net.other as f64).into());
+    set(&o, "errors", errors.into());
+    set(&o, "logged", (status.net.logged as f64).into());
+    set(&o, "suppressed", (status.net.suppressed as f64).into());
+    set(&o, "cutOffs", (status.net.cut_offs as f64).into());
+    set(&o, "sinkFailures", (status.net.sink_failures as f64).into());
+    set(&o, "liveObjects", (status.live.objects as f64).into());
+    set(&o, "liveBytes", (status.live.bytes as f64).into());
+    set(&o, "peakBytes", (status.peak.bytes as f64).into());
+    set(&o, "shadowMapSize", app.shadow_size.get().into());
+    set(&o, "adapter", status.adapter.as_str().into());
+    set(&o, "level", status.level.as_str().into());
+    set(&o, "frameMs", status.frame_ms.into());
+    set(&o, "loopAlive", status.loop_alive.into());
+    set(
+        &o,
+        "fallback",
+        status
+            .fallback
+            .as_ref()
+            .map(|f| JsValue::from_str(f.code()))
+            .unwrap_or(JsValue::NULL),
+    );
+    let timing = |t: &webgpu_guard::web::runtime::InitTimings| {
+        let j = js_sys::Object::new();
+        set(&j, "adapterMs", t.adapter_ms.into());
+        set(&j, "deviceMs", t.device_ms.into());
+        set(&j, "configureMs", t.configure_ms.into());
+        set(&j, "resourcesMs", t.resources_ms.into());
+        set(&j, "toFirstFrameMs", t.to_first_frame_ms.into());
+        JsValue::from(j)
+    };
+    set(
+        &o,
+        "coldStart",
+        status
+            .cold_start
+            .as_ref()
+            .map(timing)
+            .unwrap_or(JsValue::NULL),
+    );
+    set(
+        &o,
+        "lastInit",
+        status
+            .last_init
+            .as_ref()
+            .map(timing)
+            .unwrap_or(JsValue::NULL),
+    );
+    let camera = *app.camera.borrow();
+    let cam = js_sys::Object::new();
+    set(&cam, "yaw", camera.yaw.into());
+    set(&cam, "pitch", camera.pitch.into());
+    set(&cam, "distance", camera.distance.into());
+    set(&o, "camera", cam.into());
+    o
+}
+
+fn hud_text(status: &Status, app: &DemoApp) -> String {
+    let loss = status
+        .last_loss
+        .as_ref()
+        .map(|l| {
+            format!(
+                "{}{}",
+                l.reason.as_str(),
+                if l.requested { " (requested)" } else { "" }
+            )
+        })
+        .unwrap_or_else(|| "none".into());
+    format!(
+        "device      {}\nadapter     {}\ngeneration  {}   recoveries {}\nlast loss   {}\nerrors      validation {}  oom {}  internal {}\nlines       logged {}  held back {}\nlive        {} objects, {:.1} MiB\nshadow map  {}\nframe       #{}  {:.2} ms CPU\nscopes      {}",
+        status.state.as_str(),
+        status.adapter,
+        status.generation,
+        status.recoveries,
+        loss,
+        status.net.validation,
+        status.net.out_of_memory,
+        status.net.internal,
+        status.net.logged,
+        status.net.suppressed,
+        status.live.objects,
+        status.live.bytes as f64 / (1024.0 * 1024.0),
+        match app.shadow_size.get() {
+            0 => "-".to_string(),
+            s => format!("{s}x{s} depth32float"),
+        },
+        status.frames,
+        status.frame_ms,
+        status.level.as_str(),
+    )
+}
+
+async fn load_scene(url: &str) -> Result<SceneData, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response: web_sys::Response =
+        wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(url))
+            .await
+            .map_err(|e| format!("payload \"{url}\": fetch failed: {}", describe(&e)))?
+            .dyn_into()
+            .map_err(|_| format!("payload \"{url}\": not a response"))?;
+    if !response.ok() {
+        return Err(format!("payload \"{url}\": HTTP {}", response.status()));
+    }
+    let buffer = wasm_bindgen_futures::JsFuture::from(
+        response
+            .array_buffer()
+            .map_err(|e| format!("payload \"{url}\": {}", describe(&e)))?,
+    )
+    .await
+    .map_err(|e| format!("payload \"{url}\": {}", describe(&e)))?;
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    let payload = Payload::parse(url, &bytes, 48).map_err(|e| e.to_string())?;
+    SceneData::from_payload(&payload).map_err(|e| format!("payload \"{url}\": {e}"))
+}
+
+fn expose(name: &str, f: &js_sys::Function) {
+    if let Some(window) = web_sys::window() {
+        let _ = js_sys::Reflect::set(&window, &name.into(), f);
+    }
+}
+
+/// Runs the page.
+pub async fn run() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let search = window.location().search().unwrap_or_default();
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
+    let has = |key: &str| params.as_ref().map(|p| p.has(key)).unwrap_or(false);
+    let get = |key: &str| params.as_ref().and_then(|p| p.get(key));
+    let still = has("still");
+    let Some(canvas) = element("scene").and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok()) else {
+        show_fallback("page", "The page has no <canvas id=\"scene\">.");
+        return;
+    };
+    let scene = match load_scene("scene.bin").await {
+        Ok(scene) => scene,
+        Err(message) => {
+            log::error(&message);
+            show_fallback("payload", &message);
+            return;
+        }
+    };
+    let mut ladder = DemoApp::default_ladder();
+    if get("shadow").as_deref() == Some("huge") {
+        // Forces the ladder to degrade: a first candidate far beyond any memory.
+        let mut huge = TextureSpec::d2(
+            "shadow-map-huge",
+            GpuTextureFormat::Depth32float,
+            8192,
+            8192,
+            RENDER_ATTACHMENT | TEXTURE_BINDING,
+        );
+        huge.depth_or_layers = 256;
+        ladder.insert(0, huge);
+    }
+    let size = (canvas.width(), canvas.height());
+    let app = Rc::new(DemoApp::new(scene, still, size, ladder));
+    let runtime = Runtime::new(app.clone(), canvas.clone(), RuntimeOptions::default());
+    if let Some(level) = get("level").as_deref().and_then(DiagnosticsLevel::parse) {
+        runtime.set_level(level);
+    }
+    runtime.on_fallback(|fallback: &Fallback| show_fallback(fallback.code(), &fallback.message()));
+
+    install_console_api(&runtime);
+    install_input(&canvas, &app);
+    install_hud(&runtime);
+    runtime.start();
+}
+
+fn install_console_api(runtime: &Runtime<DemoApp>) {
+    let r = runtime.clone();
+    let matar = Closure::<dyn Fn()>::new(move || r.force_recovery());
+    expose("matarGPU", matar.as_ref().unchecked_ref());
+    matar.forget();
+
+    let r = runtime.clone();
+    let stop = Closure::<dyn Fn()>::new(move || r.stop());
+    expose("gpuStop", stop.as_ref().unchecked_ref());
+    stop.forget();
+
+    let r = runtime.clone();
+    let status =
+        Closure::<dyn Fn() -> JsValue>::new(move || status_object(&r.status(), r.app()).into());
+    expose("gpuStatus", status.as_ref().unchecked_ref());
+    status.forget();
+
+    let r = runtime.clone();
+    let debug =
+        Closure::<dyn Fn(String) -> JsValue>::new(
+            move |level: String| match DiagnosticsLevel::parse(&level) {
+                Some(level) => {
+                    r.set_level(level);
+                    log::info(&format!("diagnostics level: {}", level.as_str()));
+                    JsValue::TRUE
+                }
+                None => JsValue::from_str("use \"off\", \"phases\" or \"per-call\""),
+            },
+        );
+    expose("gpuDebug", debug.as_ref().unchecked_ref());
+    debug.forget();
+
+    let r = runtime.clone();
+    let ledger = Closure::<dyn Fn() -> JsValue>::new(move || {
+        r.context()
+            .ledger
+            .try_borrow()
+            .map(|l| JsValue::from_str(&l.report().to_string()))
+            .unwrap_or(JsValue::NULL)
+    });
+    expose("gpuLedger", ledger.as_ref().unchecked_ref());
+    ledger.forget();
+
+    let r = runtime.clone();
+    let camera =
+        Closure::<dyn Fn(f32, f32, f32)>::new(move |yaw: f32, pitch: f32, distance: f32| {
+            let mut camera = r.app().camera.borrow_mut();
+            camera.yaw = yaw;
+            camera.pitch = pitch.clamp(0.05, 1.45);
+            camera.distance = distance.clamp(4.0, 60.0);
+        });
+    expose("gpuCamera", camera.as_ref().unchecked_ref());
+    camera.forget();
+
+    let r = runtime.clone();
+    let fault = Closure::<dyn Fn(String) -> JsValue>::new(move |kind: String| inject(&r, &kind));
+    expose("gpuFault", fault.as_ref().unchecked_ref());
+    fault.forget();
+}
+
+fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
+    let app = runtime.app().clone();
+    match kind {
+        "storm" => app.storm.set(true),
+        "stop" => app.storm.set(false),
+        "validation" => {
+            let done = runtime.with_live(|gpu, _| {
+                // Outside every scope and the allocator, on purpose: the net catches it.
+                let desc = GpuBufferDescriptor::new(4, MAP_READ | MAP_WRITE);
+                desc.set_label("injected-invalid-buffer");
+                if let Ok(buffer) = gpu.device.raw().create_buffer(&desc) {
+                    buffer.destroy();
+                }
+            });
+            if done.is_none() {
+                return JsValue::from_str("no running device");
+            }
+        }
+        "oom" => {
+            let done = runtime.with_live(|gpu, _| {
+                let mut spec = TextureSpec::d2(
+                    "injected-oom-texture",
+                    GpuTextureFormat::Rgba32float,
+                    8192,
+                    8192,
+                    TEXTURE_BINDING,
+                );
+                spec.depth_or_layers = 64;
+                let desc = web_sys::GpuTextureDescriptor::new_with_gpu_extent_3d_dict(
+                    spec.format,
+                    &{
+                        let e = web_sys::GpuExtent3dDict::new(spec.width);
+                        e.set_height(spec.height);
+                        e.set_depth_or_array_layers(spec.depth_or_layers);
+                        e
+                    },
+                    spec.usage,
+                );
+                desc.set_label(&spec.label);
+                if let Ok(texture) = gpu.device.raw().create_texture(&desc) {
+                    texture.destroy();
+                }
+            });
+            if done.is_none() {
+                return JsValue::from_str("no running device");
+            }
+        }
+        "shader" => {
+            let Some(device) = runtime.with_live(|gpu, _| gpu.device.clone()) else {
+                return JsValue::from_str("no running device");
+            };
+            let net = runtime.net().clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                match device
+                    .create_shader_module("injected-bad-shader", BAD_WGSL, &[])
+                    .await
+                {
+                    Ok(_) => log::warn("the broken shader compiled?"),
+                    Err(error) => {
+                        *app.diagnostics.borrow_mut() = error.diagnostics.formatted.clone();
+                        net.report(
+                            FaultKind::Validation,
+                            &format!(
+                                "[ShaderModule \"injected-bad-shader\"] {}",
+                                error
+                                    .diagnostics
+                                    .formatted
+                                    .first()
+                                    .cloned()
+                                    .unwrap_or_default()
+                            ),
+                        );
+                        if let Some(panel) = element("diagnostics") {
+                            panel.set_text_content(Some(&error.diagnostics.to_string()));
+                        }
+                    }
+                }
+            });
+        }
+        other => {
+            return JsValue::from_str(&format!(
+                "unknown fault \"{other}\": use validation, storm, stop, shader or oom"
+            ))
+        }
+    }
+    JsValue::TRUE
+}
+
+fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
+    let dragging = Rc::new(std::cell::Cell::new(None::<(f64, f64)>));
+    let target: &web_sys::EventTarget = canvas.as_ref();
+
+    let d = dragging.clone();
+    let c = canvas.clone();
+    let down = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
+        d.set(Some((e.client_x() as f64, e.client_y() as f64)));
+        let _ = c.set_pointer_capture(e.pointer_id());
+    });
+    let _ = target.add_event_listener_with_callback("pointerdown", down.as_ref().unchecked_ref());
+    down.forget();
+
+    let d = dragging.clone();
+    let a = app.clone();
+    let moved = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
+        if let Some((x, y)) = d.get() {
+            let (nx, ny) = (e.client_x() as f64, e.client_y() as f64);
+            a.camera.borrow_mut().drag((nx - x) as f32, (ny - y) as f32);
+            d.set(Some((nx, ny)));
+        }
+    });
+    let _ = target.add_event_listener_with_callback("pointermove", moved.as_ref().unchecked_ref());
+    moved.forget();
+
+    let d = dragging.clone();
+    let up =
+        Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |_e: web_sys::PointerEvent| d.set(None));
+    let _ = target.add_event_listener_with_callback("pointerup", up.as_ref().unchecked_ref());
+    let _ = target.add_event_listener_with_callback("pointercancel", up.as_ref().unchecked_ref());
+    up.forget();
+
+    let a = app.clone();
+    let wheel = Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
+        e.prevent_default();
+        a.camera.borrow_mut().zoom(e.delta_y() as f32);
+    });
+    let _ = target.add_event_listener_with_callback("wheel", wheel.as_ref().unchecked_ref());
+    wheel.forget();
+}
+
+fn install_hud(runtime: &Runtime<DemoApp>) {
+    let r = runtime.clone();
+    let mut shown_diagnostics = 0usize;
+    let interval = Interval::new(250, move || {
+        let status = r.status();
+        if let Some(hud) = element("hud") {
+            hud.set_text_content(Some(&hud_text(&status, r.app())));
+            let _ = hud.set_attribute("data-state", status.state.as_str());
+        }
+        let diagnostics = r.app().diagnostics.borrow();
+        if diagnostics.len() != shown_diagnostics {
+            shown_diagnostics = diagnostics.len();
+            if let Some(panel) = element("diagnostics") {
+                panel.set_text_content(Some(&diagnostics.join("\n")));
+            }
+        }
+        if let Some(lines) = element("log") {
+            let recent = r.net().recent_lines();
+            let tail: Vec<String> = recent.iter().rev().take(6).rev().cloned().collect();
+            lines.set_text_content(Some(&tail.join("\n")));
+        }
+    });
+    interval.forget();
+}

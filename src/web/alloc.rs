@@ -1,0 +1,390 @@
+//! The labelling, counting allocator: every GPU object goes through here, gets a
+//! label, is counted in the ledger, and (with per-call diagnostics) gets its own
+//! scopes and the Rust call site.
+
+use std::cell::RefCell;
+use std::ops::Deref;
+use std::rc::Rc;
+
+use wasm_bindgen::JsValue;
+use web_sys::{
+    GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor,
+    GpuBuffer, GpuBufferDescriptor, GpuComputePipeline, GpuExtent3dDict, GpuPipelineLayout,
+    GpuPipelineLayoutDescriptor, GpuQuerySet, GpuQuerySetDescriptor, GpuRenderPipeline, GpuSampler,
+    GpuSamplerDescriptor, GpuShaderModule, GpuTexture, GpuTextureDescriptor, GpuTextureDimension,
+    GpuTextureFormat,
+};
+
+use crate::fault::{CallSite, Fault, FaultKind};
+use crate::formats::{texture_bytes, TextureShape};
+use crate::ledger::{EntryId, Ledger, ObjectKind};
+use crate::web::device::{DiagnosticsLevel, GuardedDevice, PendingCall};
+use crate::web::js::enum_str;
+use crate::web::scope::{pop_now, Filter, Popped};
+
+/// A GPU object the allocator can track.
+pub trait GpuResource {
+    /// Its kind in the ledger.
+    const KIND: ObjectKind;
+    /// Frees what can be freed eagerly (`destroy()` for buffers, textures, query sets).
+    fn release(&self) {}
+}
+
+impl GpuResource for GpuBuffer {
+    const KIND: ObjectKind = ObjectKind::Buffer;
+    fn release(&self) {
+        self.destroy();
+    }
+}
+impl GpuResource for GpuTexture {
+    const KIND: ObjectKind = ObjectKind::Texture;
+    fn release(&self) {
+        self.destroy();
+    }
+}
+impl GpuResource for GpuQuerySet {
+    const KIND: ObjectKind = ObjectKind::QuerySet;
+    fn release(&self) {
+        self.destroy();
+    }
+}
+impl GpuResource for GpuSampler {
+    const KIND: ObjectKind = ObjectKind::Sampler;
+}
+impl GpuResource for GpuBindGroup {
+    const KIND: ObjectKind = ObjectKind::BindGroup;
+}
+impl GpuResource for GpuBindGroupLayout {
+    const KIND: ObjectKind = ObjectKind::BindGroupLayout;
+}
+impl GpuResource for GpuPipelineLayout {
+    const KIND: ObjectKind = ObjectKind::PipelineLayout;
+}
+impl GpuResource for GpuRenderPipeline {
+    const KIND: ObjectKind = ObjectKind::RenderPipeline;
+}
+impl GpuResource for GpuComputePipeline {
+    const KIND: ObjectKind = ObjectKind::ComputePipeline;
+}
+impl GpuResource for GpuShaderModule {
+    const KIND: ObjectKind = ObjectKind::ShaderModule;
+}
+
+/// A GPU object counted in the ledger. Dropping it releases the entry and, for
+/// buffers, textures and query sets, calls `destroy()`.
+pub struct Tracked<T: GpuResource> {
+    object: T,
+    label: String,
+    bytes: u64,
+    id: EntryId,
+    ledger: Rc<RefCell<Ledger>>,
+}
+
+impl<T: GpuResource> Tracked<T> {
+    /// Registers `object` in `ledger`.
+    pub fn register(object: T, label: &str, bytes: u64, ledger: Rc<RefCell<Ledger>>) -> Self {
+        let id = ledger.borrow_mut().register(T::KIND, label, bytes);
+        Tracked {
+            object,
+            label: label.to_string(),
+            bytes,
+            id,
+            ledger,
+        }
+    }
+
+    /// The label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The bytes counted for it.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl<T: GpuResource> Deref for Tracked<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.object
+    }
+}
+
+impl<T: GpuResource> Drop for Tracked<T> {
+    fn drop(&mut self) {
+        self.object.release();
+        if let Ok(mut ledger) = self.ledger.try_borrow_mut() {
+            ledger.release(self.id);
+        }
+    }
+}
+
+/// A texture to create: everything the descriptor and the byte count need.
+#[derive(Clone, Debug)]
+pub struct TextureSpec {
+    /// The label (required).
+    pub label: String,
+    /// The format.
+    pub format: GpuTextureFormat,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Array layers (2D) or depth (3D).
+    pub depth_or_layers: u32,
+    /// Mip levels.
+    pub mip_levels: u32,
+    /// Sample count.
+    pub sample_count: u32,
+    /// `GPUTextureUsage` flags.
+    pub usage: u32,
+    /// Whether this is a 3D texture.
+    pub is_3d: bool,
+}
+
+impl TextureSpec {
+    /// A single-level 2D texture.
+    pub fn d2(label: &str, format: GpuTextureFormat, width: u32, height: u32, usage: u32) -> Self {
+        TextureSpec {
+            label: label.to_string(),
+            format,
+            width,
+            height,
+            depth_or_layers: 1,
+            mip_levels: 1,
+            sample_count: 1,
+            usage,
+            is_3d: false,
+        }
+    }
+
+    /// The bytes this texture occupies (0 for a format the table does not know).
+    pub fn bytes(&self) -> u64 {
+        texture_bytes(
+            &enum_str(self.format),
+            TextureShape {
+                width: self.width,
+                height: self.height,
+                depth_or_layers: self.depth_or_layers,
+                mip_levels: self.mip_levels,
+                sample_count: self.sample_count,
+                is_3d: self.is_3d,
+            },
+        )
+        .unwrap_or(0)
+    }
+
+    fn descriptor(&self) -> GpuTextureDescriptor {
+        let size = GpuExtent3dDict::new(self.width);
+        size.set_height(self.height);
+        size.set_depth_or_array_layers(self.depth_or_layers);
+        let desc =
+            GpuTextureDescriptor::new_with_gpu_extent_3d_dict(self.format, &size, self.usage);
+        desc.set_label(&self.label);
+        desc.set_mip_level_count(self.mip_levels);
+        desc.set_sample_count(self.sample_count);
+        if self.is_3d {
+            desc.set_dimension(GpuTextureDimension::N3d);
+        }
+        desc
+    }
+}
+
+impl GuardedDevice {
+    /// The allocator's one entry point: checks the label, scopes the call when
+    /// per-call diagnostics are on, creates, and counts.
+    #[track_caller]
+    pub fn track<T: GpuResource>(
+        &self,
+        label: &str,
+        bytes: u64,
+        create: impl FnOnce() -> Result<T, JsValue>,
+    ) -> Result<Tracked<T>, Fault> {
+        let site = CallSite::here();
+        if label.trim().is_empty() {
+            return Err(Fault::new(
+                FaultKind::Exception,
+                format!("a {} needs a label", T::KIND.as_str()),
+            )
+            .at(site));
+        }
+        let per_call = self.level() == DiagnosticsLevel::PerCall;
+        if per_call {
+            for filter in [Filter::Validation, Filter::OutOfMemory, Filter::Internal] {
+                self.raw().push_error_scope(match filter {
+                    Filter::Validation => web_sys::GpuErrorFilter::Validation,
+                    Filter::OutOfMemory => web_sys::GpuErrorFilter::OutOfMemory,
+                    Filter::Internal => web_sys::GpuErrorFilter::Internal,
+                });
+            }
+        }
+        let created = create();
+        if per_call {
+            let pops = vec![pop_now(self), pop_now(self), pop_now(self)];
+            let template = Fault::new(FaultKind::Validation, String::new())
+                .on_object(label)
+                .at(site);
+            if self.in_phase() {
+                self.add_pending_call(PendingCall {
+                    fault_template: template,
+                    pops,
+                });
+            } else {
+                for pop in pops {
+                    let device = self.clone();
+                    let template = template.clone();
+                    pop.detach(move |outcome| match outcome {
+                        Ok(Popped {
+                            error: Some(fault), ..
+                        }) => {
+                            let mut named = template;
+                            named.kind = fault.kind;
+                            named.message = fault.message;
+                            named.hint = fault.hint;
+                            device.report_late(&named);
+                        }
+                        Ok(_) => {}
+                        Err(fault) => device.report_late(&fault),
+                    });
+                }
+            }
+        }
+        match created {
+            Ok(object) => Ok(Tracked::register(object, label, bytes, self.ledger())),
+            Err(exception) => Err(Fault::from(exception).on_object(label).at(site)),
+        }
+    }
+
+    /// Creates a buffer of `size` bytes.
+    #[track_caller]
+    pub fn create_buffer(
+        &self,
+        label: &str,
+        size: u64,
+        usage: u32,
+    ) -> Result<Tracked<GpuBuffer>, Fault> {
+        let desc = GpuBufferDescriptor::new_with_f64(size as f64, usage);
+        desc.set_label(label);
+        self.track(label, size, || self.raw().create_buffer(&desc))
+    }
+
+    /// Creates a buffer holding `data` (size rounded up to 4 bytes), with `COPY_DST`
+    /// added to `usage`.
+    #[track_caller]
+    pub fn create_buffer_init(
+        &self,
+        label: &str,
+        usage: u32,
+        data: &[u8],
+    ) -> Result<Tracked<GpuBuffer>, Fault> {
+        let size = (data.len() as u64).div_ceil(4) * 4;
+        let buffer = self.create_buffer(label, size.max(4), usage | COPY_DST)?;
+        let mut padded = data.to_vec();
+        padded.resize(size as usize, 0);
+        self.queue()
+            .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)
+            .map_err(|e| Fault::from(e).on_object(label))?;
+        Ok(buffer)
+    }
+
+    /// Creates a texture.
+    #[track_caller]
+    pub fn create_texture(&self, spec: &TextureSpec) -> Result<Tracked<GpuTexture>, Fault> {
+        let desc = spec.descriptor();
+        self.track(&spec.label, spec.bytes(), || {
+            self.raw().create_texture(&desc)
+        })
+    }
+
+    /// Creates a sampler.
+    #[track_caller]
+    pub fn create_sampler(
+        &self,
+        label: &str,
+        desc: &GpuSamplerDescriptor,
+    ) -> Result<Tracked<GpuSampler>, Fault> {
+        desc.set_label(label);
+        self.track(label, 0, || {
+            Ok(self.raw().create_sampler_with_descriptor(desc))
+        })
+    }
+
+    /// Creates a bind group layout.
+    #[track_caller]
+    pub fn create_bind_group_layout(
+        &self,
+        label: &str,
+        desc: &GpuBindGroupLayoutDescriptor,
+    ) -> Result<Tracked<GpuBindGroupLayout>, Fault> {
+        desc.set_label(label);
+        self.track(label, 0, || self.raw().create_bind_group_layout(desc))
+    }
+
+    /// Creates a bind group.
+    #[track_caller]
+    pub fn create_bind_group(
+        &self,
+        label: &str,
+        desc: &GpuBindGroupDescriptor,
+    ) -> Result<Tracked<GpuBindGroup>, Fault> {
+        desc.set_label(label);
+        self.track(label, 0, || Ok(self.raw().create_bind_group(desc)))
+    }
+
+    /// Creates a pipeline layout.
+    #[track_caller]
+    pub fn create_pipeline_layout(
+        &self,
+        label: &str,
+        desc: &GpuPipelineLayoutDescriptor,
+    ) -> Result<Tracked<GpuPipelineLayout>, Fault> {
+        desc.set_label(label);
+        self.track(label, 0, || Ok(self.raw().create_pipeline_layout(desc)))
+    }
+
+    /// Creates a query set (8 bytes per query).
+    #[track_caller]
+    pub fn create_query_set(
+        &self,
+        label: &str,
+        desc: &GpuQuerySetDescriptor,
+    ) -> Result<Tracked<GpuQuerySet>, Fault> {
+        desc.set_label(label);
+        let bytes = u64::from(desc.get_count()) * 8;
+        self.track(label, bytes, || self.raw().create_query_set(desc))
+    }
+}
+
+/// `GPUBufferUsage.MAP_READ`.
+pub const MAP_READ: u32 = 0x0001;
+/// `GPUBufferUsage.MAP_WRITE`.
+pub const MAP_WRITE: u32 = 0x0002;
+/// `GPUBufferUsage.COPY_SRC`.
+pub const COPY_SRC: u32 = 0x0004;
+/// `GPUBufferUsage.COPY_DST`.
+pub const COPY_DST: u32 = 0x0008;
+/// `GPUBufferUsage.INDEX`.
+pub const INDEX: u32 = 0x0010;
+/// `GPUBufferUsage.VERTEX`.
+pub const VERTEX: u32 = 0x0020;
+/// `GPUBufferUsage.UNIFORM`.
+pub const UNIFORM: u32 = 0x0040;
+/// `GPUBufferUsage.STORAGE`.
+pub const STORAGE: u32 = 0x0080;
+/// `GPUTextureUsage.COPY_SRC`.
+pub const TEX_COPY_SRC: u32 = 0x01;
+/// `GPUTextureUsage.COPY_DST`.
+pub const TEX_COPY_DST: u32 = 0x02;
+/// `GPUTextureUsage.TEXTURE_BINDING`.
+pub const TEXTURE_BINDING: u32 = 0x04;
+/// `GPUTextureUsage.STORAGE_BINDING`.
+pub const STORAGE_BINDING: u32 = 0x08;
+/// `GPUTextureUsage.RENDER_ATTACHMENT`.
+pub const RENDER_ATTACHMENT: u32 = 0x10;
+/// `GPUShaderStage.VERTEX`.
+pub const STAGE_VERTEX: u32 = 0x1;
+/// `GPUShaderStage.FRAGMENT`.
+pub const STAGE_FRAGMENT: u32 = 0x2;
+/// `GPUShaderStage.COMPUTE`.
+pub const STAGE_COMPUTE: u32 = 0x4;

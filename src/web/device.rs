@@ -1,0 +1,191 @@
+//! [`GuardedDevice`]: a `GPUDevice` with its ledger, diagnostics level, frame
+//! counter and lost flag.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use web_sys::{GpuDevice, GpuQueue};
+
+use crate::fault::Fault;
+use crate::ledger::Ledger;
+use crate::web::log;
+
+/// How much scoping the library does, chosen at run time (no rebuild).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagnosticsLevel {
+    /// Production: no scopes; the uncaptured-error net and the loss supervisor stay on.
+    Off,
+    /// One scope set per phase and per frame (the default).
+    Phases,
+    /// Also one scope set per creation, with the Rust call site (the hunt).
+    PerCall,
+}
+
+impl DiagnosticsLevel {
+    /// Parses `"off"`, `"phases"` or `"per-call"`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "off" => Some(DiagnosticsLevel::Off),
+            "phases" => Some(DiagnosticsLevel::Phases),
+            "per-call" | "percall" | "call" => Some(DiagnosticsLevel::PerCall),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` accepts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticsLevel::Off => "off",
+            DiagnosticsLevel::Phases => "phases",
+            DiagnosticsLevel::PerCall => "per-call",
+        }
+    }
+}
+
+/// A reporter for faults that arrive after the code that caused them has returned
+/// (frame scopes, per-call scopes outside a phase, scopes closed by `Drop`).
+pub type FaultReporter = Rc<dyn Fn(&Fault)>;
+
+/// State shared by every device of one application, across recoveries.
+#[derive(Clone)]
+pub struct GuardContext {
+    /// Live objects and bytes.
+    pub ledger: Rc<RefCell<Ledger>>,
+    /// The diagnostics level.
+    pub level: Rc<Cell<DiagnosticsLevel>>,
+    /// The current frame number.
+    pub frame: Rc<Cell<u64>>,
+    /// Where late faults go; `None` writes them to the console.
+    pub reporter: Rc<RefCell<Option<FaultReporter>>>,
+}
+
+impl Default for GuardContext {
+    fn default() -> Self {
+        GuardContext {
+            ledger: Rc::new(RefCell::new(Ledger::new())),
+            level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
+            frame: Rc::new(Cell::new(0)),
+            reporter: Rc::new(RefCell::new(None)),
+        }
+    }
+}
+
+pub(crate) struct PendingCall {
+    pub(crate) fault_template: Fault,
+    pub(crate) pops: Vec<crate::web::scope::PendingPop>,
+}
+
+struct Inner {
+    device: GpuDevice,
+    context: GuardContext,
+    lost: Cell<bool>,
+    phase_depth: Cell<u32>,
+    pending_calls: RefCell<Vec<PendingCall>>,
+}
+
+/// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct GuardedDevice {
+    inner: Rc<Inner>,
+}
+
+impl GuardedDevice {
+    /// Wraps `device` with a fresh context.
+    pub fn new(device: GpuDevice) -> Self {
+        GuardedDevice::with_context(device, GuardContext::default())
+    }
+
+    /// Wraps `device`, sharing `context` (ledger, level, frame) with earlier devices.
+    pub fn with_context(device: GpuDevice, context: GuardContext) -> Self {
+        GuardedDevice {
+            inner: Rc::new(Inner {
+                device,
+                context,
+                lost: Cell::new(false),
+                phase_depth: Cell::new(0),
+                pending_calls: RefCell::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The raw device.
+    pub fn raw(&self) -> &GpuDevice {
+        &self.inner.device
+    }
+
+    /// The device's queue.
+    pub fn queue(&self) -> GpuQueue {
+        self.inner.device.queue()
+    }
+
+    /// The shared context.
+    pub fn context(&self) -> &GuardContext {
+        &self.inner.context
+    }
+
+    /// The diagnostics level.
+    pub fn level(&self) -> DiagnosticsLevel {
+        self.inner.context.level.get()
+    }
+
+    /// Changes the diagnostics level, effective from the next call.
+    pub fn set_level(&self, level: DiagnosticsLevel) {
+        self.inner.context.level.set(level);
+    }
+
+    /// The ledger of live objects.
+    pub fn ledger(&self) -> Rc<RefCell<Ledger>> {
+        self.inner.context.ledger.clone()
+    }
+
+    /// Whether this device is known to be lost.
+    pub fn is_lost(&self) -> bool {
+        self.inner.lost.get()
+    }
+
+    /// Records that this device is lost (the loss watcher calls this).
+    pub fn mark_lost(&self) {
+        self.inner.lost.set(true);
+    }
+
+    /// The current frame number.
+    pub fn frame(&self) -> u64 {
+        self.inner.context.frame.get()
+    }
+
+    /// Destroys the device.
+    pub fn destroy(&self) {
+        self.inner.device.destroy();
+    }
+
+    /// Hands a late fault to the reporter (or the console).
+    pub fn report_late(&self, fault: &Fault) {
+        let reporter = self.inner.context.reporter.borrow().clone();
+        match reporter {
+            Some(report) => report(fault),
+            None => log::error(&fault.to_string()),
+        }
+    }
+
+    pub(crate) fn in_phase(&self) -> bool {
+        self.inner.phase_depth.get() > 0
+    }
+
+    pub(crate) fn enter_phase(&self) {
+        self.inner.phase_depth.set(self.inner.phase_depth.get() + 1);
+    }
+
+    pub(crate) fn leave_phase(&self) {
+        self.inner
+            .phase_depth
+            .set(self.inner.phase_depth.get().saturating_sub(1));
+    }
+
+    pub(crate) fn add_pending_call(&self, call: PendingCall) {
+        self.inner.pending_calls.borrow_mut().push(call);
+    }
+
+    pub(crate) fn take_pending_calls(&self) -> Vec<PendingCall> {
+        std::mem::take(&mut *self.inner.pending_calls.borrow_mut())
+    }
+}

@@ -1,0 +1,44 @@
+//! Small helpers for JavaScript values.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::fault::{Fault, FaultKind};
+
+/// The text of a thrown JavaScript value: `name: message` for errors, the string
+/// itself for strings, else a debug rendering.
+pub fn describe(value: &JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        let name: String = error.name().into();
+        let message: String = error.message().into();
+        return format!("{name}: {message}");
+    }
+    if let Some(text) = value.as_string() {
+        return text;
+    }
+    format!("{value:?}")
+}
+
+impl From<JsValue> for Fault {
+    /// A JavaScript exception becomes a [`FaultKind::Exception`] fault.
+    fn from(value: JsValue) -> Self {
+        Fault::new(FaultKind::Exception, describe(&value))
+    }
+}
+
+/// Wraps a value as the element type of web-sys's typed nullable sequences.
+pub fn nullable<T: JsCast + Clone>(value: &T) -> js_sys::JsNullable<T> {
+    value.clone().unchecked_into()
+}
+
+/// `performance.now()`, or 0 where there is no `performance`.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// The string form of a web-sys string enum.
+pub fn enum_str<T: Into<JsValue>>(value: T) -> String {
+    value.into().as_string().unwrap_or_default()
+}

@@ -1,0 +1,729 @@
+//! Browser end-to-end tests: the trunk build in `dist/`, served on 127.0.0.1,
+//! driven in headless Chromium (real WebGPU on SwiftShader) through chromedriver.
+//! Run by `scripts/test` after `trunk build --release`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use thirtyfour::prelude::*;
+use webgpu_guard::math;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A static file server for `dist/`, stopped on drop.
+struct Server {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dist = root().join("dist");
+        assert!(
+            dist.join("index.html").exists(),
+            "dist/ is missing: run `trunk build --release` first (scripts/test does)"
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let dist = dist.clone();
+                        std::thread::spawn(move || serve(stream, &dist));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Server { port, stop }
+    }
+
+    fn url(&self, query: &str) -> String {
+        format!("http://127.0.0.1:{}/index.html{query}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve(stream: TcpStream, dist: &Path) {
+    let _ = stream.set_nonblocking(false);
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).map(|n| n == 0).unwrap_or(true) || line == "\r\n" {
+            break;
+        }
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/");
+    let path = path
+        .split('?')
+        .next()
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    let path = if path.is_empty() { "index.html" } else { path };
+    let file = dist.join(path);
+    let mut stream = stream;
+    match (!path.contains(".."))
+        .then(|| std::fs::read(&file))
+        .and_then(Result::ok)
+    {
+        Some(body) => {
+            let kind = match file.extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html; charset=utf-8",
+                Some("js") => "text/javascript",
+                Some("wasm") => "application/wasm",
+                Some("css") => "text/css",
+                _ => "application/octet-stream",
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+        None => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    }
+}
+
+/// chromedriver in its own process group, killed with the group on drop.
+struct Chromedriver {
+    child: Child,
+    port: u16,
+}
+
+impl Chromedriver {
+    fn start() -> Chromedriver {
+        use std::os::unix::process::CommandExt;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        let config = root().join("target").join("e2e-chrome-config");
+        let _ = std::fs::create_dir_all(&config);
+        let child = Command::new(
+            std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into()),
+        )
+        .arg(format!("--port={port}"))
+        .env("XDG_CONFIG_HOME", &config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("chromedriver starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Chromedriver { child, port }
+    }
+}
+
+impl Drop for Chromedriver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-9", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Which Chromium flags a test needs.
+#[derive(Clone, Copy, PartialEq)]
+enum Flags {
+    /// WebGPU on SwiftShader, presenting to a canvas.
+    WebGpu,
+    /// Plus many GPU-process crashes allowed in a row.
+    WebGpuCrashes,
+    /// No WebGPU flags at all.
+    NoWebGpu,
+}
+
+struct Session {
+    driver: WebDriver,
+    server: Server,
+    _chromedriver: Chromedriver,
+    _profile: PathBuf,
+}
+
+static PROFILE_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+async fn session(flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
+    let chromedriver = Chromedriver::start();
+    let server = Server::start();
+    let profile = root().join("target").join(format!(
+        "e2e-profile-{}-{}",
+        std::process::id(),
+        PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut caps = DesiredCapabilities::chrome();
+    caps.set_binary(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))?;
+    let mut args = vec![
+        "--headless=new".to_string(),
+        "--no-sandbox".into(),
+        "--disable-dev-shm-usage".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--no-first-run".into(),
+        "--window-size=1280,1024".into(),
+        format!("--user-data-dir={}", profile.display()),
+    ];
+    if flags != Flags::NoWebGpu {
+        args.extend(
+            [
+                "--enable-unsafe-webgpu",
+                "--enable-features=Vulkan",
+                "--use-vulkan=swiftshader",
+                "--use-angle=swiftshader",
+            ]
+            .map(String::from),
+        );
+    }
+    if flags == Flags::WebGpuCrashes {
+        args.push("--disable-domain-blocking-for-3d-apis".into());
+        args.push("--disable-gpu-process-crash-limit".into());
+    }
+    for arg in &args {
+        caps.add_arg(arg)?;
+    }
+    let driver = WebDriver::new(format!("http://127.0.0.1:{}", chromedriver.port), caps).await?;
+    // Count console lines and page errors from the very first script.
+    driver
+        .cdp()
+        .send_raw(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": r#"
+                window.__lines = {error: [], warn: [], info: [], log: []};
+                window.__pageErrors = [];
+                for (const level of ['error', 'warn', 'info', 'log']) {
+                  const original = console[level].bind(console);
+                  console[level] = (...args) => { window.__lines[level].push(args.map(String).join(' ')); original(...args); };
+                }
+                addEventListener('error', e => window.__pageErrors.push(String(e.message)));
+                addEventListener('unhandledrejection', e => window.__pageErrors.push('unhandled rejection: ' + String(e.reason)));
+            "#}),
+        )
+        .await?;
+    Ok(Session {
+        driver,
+        server,
+        _chromedriver: chromedriver,
+        _profile: profile,
+    })
+}
+
+impl Session {
+    async fn open(&self, query: &str) -> WebDriverResult<()> {
+        self.driver.goto(self.server.url(query)).await
+    }
+
+    async fn eval(&self, script: &str) -> WebDriverResult<Value> {
+        Ok(self.driver.execute(script, vec![]).await?.json().clone())
+    }
+
+    async fn status(&self) -> WebDriverResult<Value> {
+        self.eval("return window.gpuStatus ? window.gpuStatus() : null")
+            .await
+    }
+
+    /// Polls `gpuStatus()` until `done` holds; panics with the last status after `secs`.
+    async fn wait_for(
+        &self,
+        what: &str,
+        secs: u64,
+        done: impl Fn(&Value) -> bool,
+    ) -> WebDriverResult<Value> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let status = self.status().await?;
+            if !status.is_null() && done(&status) {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; last status: {status}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn wait_running(&self, generation: u64) -> WebDriverResult<Value> {
+        self.wait_for(&format!("running generation {generation}"), 60, |s| {
+            s["state"] == "running"
+                && s["generation"].as_u64() == Some(generation)
+                && s["frames"].as_u64().unwrap_or(0) > 0
+        })
+        .await?;
+        // A few frames on the new device, so the canvas shows it.
+        let frames = self.status().await?["frames"].as_u64().unwrap_or(0);
+        self.wait_for("three more frames", 30, |s| {
+            s["frames"].as_u64().unwrap_or(0) >= frames + 3
+        })
+        .await
+    }
+
+    /// The canvas as RGBA pixels.
+    async fn canvas(&self) -> Result<Image, Box<dyn std::error::Error>> {
+        let png_bytes = self
+            .driver
+            .find(By::Id("scene"))
+            .await?
+            .screenshot_as_png()
+            .await?;
+        let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+        let mut reader = decoder.read_info()?;
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf)?;
+        let channels = info.color_type.samples();
+        let mut rgba = Vec::with_capacity((info.width * info.height * 4) as usize);
+        for px in buf[..info.buffer_size()].chunks(channels) {
+            rgba.extend_from_slice(&[px[0], px[1], px[2], if channels == 4 { px[3] } else { 255 }]);
+        }
+        Ok(Image {
+            width: info.width,
+            height: info.height,
+            rgba,
+        })
+    }
+
+    async fn lines(&self, level: &str) -> WebDriverResult<Vec<String>> {
+        let v = self.eval(&format!("return window.__lines.{level}")).await?;
+        Ok(v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn page_errors(&self) -> WebDriverResult<Vec<String>> {
+        let v = self.eval("return window.__pageErrors").await?;
+        Ok(v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn crash_gpu_process(&self) -> WebDriverResult<()> {
+        self.driver
+            .cdp()
+            .send_raw("Browser.crashGpuProcess", json!({}))
+            .await?;
+        Ok(())
+    }
+
+    async fn quit(self) -> WebDriverResult<()> {
+        self.driver.quit().await
+    }
+}
+
+#[derive(PartialEq)]
+struct Image {
+    width: u32,
+    height: u32,
+    rgba: Vec<u8>,
+}
+
+impl Image {
+    fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * self.width + x) * 4) as usize;
+        [
+            self.rgba[i],
+            self.rgba[i + 1],
+            self.rgba[i + 2],
+            self.rgba[i + 3],
+        ]
+    }
+
+    fn distinct_colors(&self) -> usize {
+        let mut set = std::collections::HashSet::new();
+        for px in self.rgba.chunks(4) {
+            set.insert([px[0], px[1], px[2]]);
+        }
+        set.len()
+    }
+
+    fn differing_pixels(&self, other: &Image) -> usize {
+        assert_eq!((self.width, self.height), (other.width, other.height));
+        self.rgba
+            .chunks(4)
+            .zip(other.rgba.chunks(4))
+            .filter(|(a, b)| a != b)
+            .count()
+    }
+
+    /// Mean luminance of a (2r+1)^2 patch.
+    fn luminance(&self, x: u32, y: u32, r: u32) -> f64 {
+        let mut sum = 0.0;
+        let mut n = 0.0;
+        for yy in y.saturating_sub(r)..=(y + r).min(self.height - 1) {
+            for xx in x.saturating_sub(r)..=(x + r).min(self.width - 1) {
+                let p = self.pixel(xx, yy);
+                sum += 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
+                n += 1.0;
+            }
+        }
+        sum / n
+    }
+}
+
+fn num(v: &Value, key: &str) -> u64 {
+    v[key].as_f64().map(|f| f as u64).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn page_renders_and_frames_grow() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    let status = s.wait_running(1).await?;
+    assert_eq!(status["lastLoss"], Value::Null);
+    assert!(
+        status["shadowMapSize"].as_u64().unwrap_or(0) >= 1024,
+        "{status}"
+    );
+    assert!(num(&status, "liveObjects") > 10, "{status}");
+    assert!(num(&status, "liveBytes") > 4 * 1024 * 1024, "{status}");
+    let before = num(&status, "frames");
+    let later = s
+        .wait_for("frames to grow", 30, |st| num(st, "frames") > before + 10)
+        .await?;
+    assert!(num(&later, "frames") > before + 10);
+    let image = s.canvas().await?;
+    assert!(image.width >= 300 && image.height >= 200);
+    assert!(
+        image.distinct_colors() > 200,
+        "canvas looks blank: {} colours",
+        image.distinct_colors()
+    );
+    assert!(s.page_errors().await?.is_empty());
+    s.quit().await?;
+    Ok(())
+}
+
+/// The canvas position of world point `p` with the demo's camera (see
+/// `src/bin/demo/camera.rs`): fov 0.9, near 0.1, far 200, target (0, 0.8, 0).
+fn project(p: [f32; 3], yaw: f32, pitch: f32, distance: f32, w: u32, h: u32) -> (u32, u32) {
+    let target = [0.0, 0.8, 0.0];
+    let eye = [
+        target[0] + distance * pitch.cos() * yaw.sin(),
+        target[1] + distance * pitch.sin(),
+        target[2] + distance * pitch.cos() * yaw.cos(),
+    ];
+    let view = math::look_at(eye, target, [0.0, 1.0, 0.0]);
+    let proj = math::perspective(0.9, 960.0 / 600.0, 0.1, 200.0);
+    let clip = math::transform(&math::mul(&proj, &view), p);
+    let (nx, ny) = (clip[0] / clip[3], clip[1] / clip[3]);
+    (
+        ((nx * 0.5 + 0.5) * w as f32) as u32,
+        ((1.0 - (ny * 0.5 + 0.5)) * h as f32) as u32,
+    )
+}
+
+#[tokio::test]
+async fn shadow_darkens_the_ground_under_the_light_path() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    // Look from the side the pillar's shadow falls towards (light travels to -x, -z).
+    let (yaw, pitch, distance) = (3.74f32, 0.7f32, 14.0f32);
+    s.eval(&format!(
+        "window.gpuCamera({yaw}, {pitch}, {distance}); return true"
+    ))
+    .await?;
+    let frames = num(&s.status().await?, "frames");
+    s.wait_for("frames after the camera move", 30, |st| {
+        num(st, "frames") > frames + 3
+    })
+    .await?;
+    let image = s.canvas().await?;
+    // The pillar (0..3 high at the origin) casts its shadow along (-0.45, -0.3) on
+    // the ground; (-0.9, 0, -0.6) is inside it, (-1.2, 0, 1.3) is open ground.
+    let (sx, sy) = project(
+        [-0.9, 0.0, -0.6],
+        yaw,
+        pitch,
+        distance,
+        image.width,
+        image.height,
+    );
+    let (lx, ly) = project(
+        [-1.2, 0.0, 1.3],
+        yaw,
+        pitch,
+        distance,
+        image.width,
+        image.height,
+    );
+    let shadowed = image.luminance(sx, sy, 2);
+    let lit = image.luminance(lx, ly, 2);
+    assert!(
+        shadowed < lit * 0.75,
+        "ground in the pillar's shadow ({sx},{sy}) = {shadowed:.1} is not darker than open ground ({lx},{ly}) = {lit:.1}"
+    );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn orbit_drag_and_wheel_change_the_picture() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    let before = s.canvas().await?;
+    let camera_before = s.status().await?["camera"].clone();
+    let canvas = s.driver.find(By::Id("scene")).await?;
+    s.driver
+        .action_chain()
+        .drag_and_drop_element_by_offset(&canvas, 120, 40)
+        .perform()
+        .await?;
+    let frames = num(&s.status().await?, "frames");
+    let status = s
+        .wait_for("frames after the drag", 30, |st| {
+            num(st, "frames") > frames + 3
+        })
+        .await?;
+    assert_ne!(
+        status["camera"]["yaw"], camera_before["yaw"],
+        "drag did not turn the camera"
+    );
+    let after = s.canvas().await?;
+    let changed = before.differing_pixels(&after);
+    assert!(changed > 5000, "only {changed} pixels changed after a drag");
+    s.eval("document.getElementById('scene').dispatchEvent(new WheelEvent('wheel', {deltaY: 400, bubbles: true, cancelable: true})); return true").await?;
+    let status = s
+        .wait_for("zoom", 10, |st| {
+            st["camera"]["distance"] != status["camera"]["distance"]
+        })
+        .await?;
+    assert!(status["camera"]["distance"].as_f64() > camera_before["distance"].as_f64());
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.canvas().await?;
+    s.eval("window.matarGPU(); return true").await?;
+    let after = s.wait_running(2).await?;
+    let image_after = s.canvas().await?;
+    assert_eq!(after["recoveries"], 1);
+    assert_eq!(after["lastLoss"]["reason"], "destroyed");
+    assert_eq!(after["lastLoss"]["requested"], true);
+    assert_eq!(after["liveObjects"], before["liveObjects"]);
+    assert_eq!(after["liveBytes"], before["liveBytes"]);
+    assert_eq!(
+        image_before.differing_pixels(&image_after),
+        0,
+        "the picture after recovery differs from the one before"
+    );
+    assert!(
+        s.page_errors().await?.is_empty(),
+        "{:?}",
+        s.page_errors().await?
+    );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
+    let s = session(Flags::WebGpuCrashes).await?;
+    s.open("?still").await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.canvas().await?;
+    for n in 1..=10u64 {
+        s.crash_gpu_process().await?;
+        let after = s.wait_running(n + 1).await?;
+        assert_eq!(after["recoveries"], n);
+        assert_eq!(after["lastLoss"]["reason"], "unknown", "{after}");
+        assert_eq!(after["lastLoss"]["requested"], false);
+        assert_eq!(after["liveObjects"], before["liveObjects"]);
+        assert_eq!(after["liveBytes"], before["liveBytes"]);
+        if n == 1 || n == 10 {
+            let image_after = s.canvas().await?;
+            assert_eq!(
+                image_before.differing_pixels(&image_after),
+                0,
+                "crash {n}: picture differs"
+            );
+        }
+    }
+    assert!(
+        s.page_errors().await?.is_empty(),
+        "{:?}",
+        s.page_errors().await?
+    );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn default_flags_second_crash_ends_in_the_reload_fallback() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    s.crash_gpu_process().await?;
+    // The first crash may recover or already be blocked, depending on the browser's
+    // crash accounting; the second one must end in the fallback.
+    let first = s
+        .wait_for("first crash handled", 30, |st| {
+            (st["state"] == "running" && num(st, "generation") == 2) || st["state"] == "failed"
+        })
+        .await?;
+    if first["state"] == "running" {
+        s.wait_running(2).await?;
+        s.crash_gpu_process().await?;
+    }
+    let failed = s
+        .wait_for("fallback", 60, |st| st["state"] == "failed")
+        .await?;
+    assert_eq!(failed["fallback"], "blocked", "{failed}");
+    let text = s.driver.find(By::Id("fallback")).await?.text().await?;
+    assert!(text.contains("Reload the page"), "fallback text: {text}");
+    assert_eq!(failed["loopAlive"], false);
+    let frames = num(&failed, "frames");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        num(&s.status().await?, "frames"),
+        frames,
+        "frames still drawn after giving up"
+    );
+    assert!(
+        s.page_errors().await?.is_empty(),
+        "{:?}",
+        s.page_errors().await?
+    );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+
+    s.driver
+        .find(By::Id("btn-validation"))
+        .await?
+        .click()
+        .await?;
+    let st = s
+        .wait_for("validation error counted", 10, |st| {
+            num(&st["errors"], "validation") >= 1
+        })
+        .await?;
+    assert!(num(&st, "logged") >= 1);
+    let errors = s.lines("error").await?;
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("validation") && l.contains("injected-invalid-buffer")),
+        "{errors:?}"
+    );
+    let hud = s.driver.find(By::Id("hud")).await?.text().await?;
+    assert!(hud.contains("validation 1"), "{hud}");
+
+    s.driver.find(By::Id("btn-oom")).await?.click().await?;
+    s.wait_for("out-of-memory counted", 10, |st| {
+        num(&st["errors"], "outOfMemory") >= 1
+    })
+    .await?;
+
+    s.driver.find(By::Id("btn-shader")).await?.click().await?;
+    s.wait_for("shader error counted", 10, |st| {
+        num(&st["errors"], "validation") >= 2
+    })
+    .await?;
+    let panel = s.driver.find(By::Id("diagnostics")).await?.text().await?;
+    assert!(panel.contains("injected-bad-shader:4:"), "{panel}");
+    assert!(panel.contains('^'), "{panel}");
+
+    let before = s.status().await?;
+    s.driver.find(By::Id("btn-storm")).await?.click().await?;
+    let storm = s
+        .wait_for("storm held back", 20, |st| {
+            num(st, "suppressed") >= num(&before, "suppressed") + 20
+        })
+        .await?;
+    s.driver.find(By::Id("btn-stop")).await?.click().await?;
+    let lines = num(&storm, "logged") - num(&before, "logged");
+    assert!(lines >= 1, "the storm wrote nothing");
+    let errors = s.lines("error").await?;
+    assert!(
+        errors.iter().any(|l| l.contains("silencing the rest")),
+        "no cut-off line"
+    );
+    assert!(
+        errors.iter().any(|l| l.contains("not a multiple of 4")),
+        "{errors:?}"
+    );
+    assert!(
+        s.page_errors().await?.is_empty(),
+        "{:?}",
+        s.page_errors().await?
+    );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_webgpu_the_page_shows_a_readable_fallback() -> TestResult {
+    let s = session(Flags::NoWebGpu).await?;
+    s.open("").await?;
+    let status = s
+        .wait_for("fallback", 30, |st| st["state"] == "failed")
+        .await?;
+    let reason = status["fallback"].as_str().unwrap_or_default().to_string();
+    assert!(reason == "no-webgpu" || reason == "no-adapter", "{status}");
+    let panel = s.driver.find(By::Id("fallback")).await?;
+    assert!(panel.is_displayed().await?);
+    let text = panel.text().await?;
+    assert!(text.contains("WebGPU"), "{text}");
+    assert!(
+        s.page_errors().await?.is_empty(),
+        "{:?}",
+        s.page_errors().await?
+    );
+    s.quit().await?;
+    Ok(())
+}

@@ -1,0 +1,568 @@
+//! Browser tests against real WebGPU (headless Chromium, SwiftShader), run by
+//! `wasm-bindgen-test-runner` with the flags in `webdriver.json`.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use gloo_timers::future::TimeoutFuture;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{GpuBufferDescriptor, GpuTextureFormat};
+use webgpu_guard::fault::{Fault, FaultKind};
+use webgpu_guard::ledger::ObjectKind;
+use webgpu_guard::shader_diag::MessageType;
+use webgpu_guard::web::alloc::{
+    COPY_DST, MAP_READ, MAP_WRITE, RENDER_ATTACHMENT, STORAGE, TEXTURE_BINDING, UNIFORM,
+};
+use webgpu_guard::web::init;
+use webgpu_guard::web::lost::watch_lost;
+use webgpu_guard::web::net::JsFunctionSink;
+use webgpu_guard::web::scope::{pop_now, ErrorScope, Filter};
+use webgpu_guard::web::{DiagnosticsLevel, ErrorNet, GuardedDevice, TextureSpec};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn device() -> GuardedDevice {
+    let gpu = init::navigator_gpu().expect("navigator.gpu");
+    let adapter = init::request_adapter(&gpu).await.expect("adapter");
+    let raw = init::request_device(&adapter, "test-device")
+        .await
+        .expect("device");
+    GuardedDevice::new(raw)
+}
+
+/// An invalid buffer: MAP_READ and MAP_WRITE together are not allowed.
+fn bad_buffer(d: &GuardedDevice, label: &str) {
+    let desc = GpuBufferDescriptor::new(16, MAP_READ | MAP_WRITE);
+    desc.set_label(label);
+    let _ = d.raw().create_buffer(&desc);
+}
+
+/// rgba32float 8192 x 8192 x 64 = 16 GiB: valid, and refused as out of memory.
+fn huge_texture(label: &str) -> TextureSpec {
+    let mut spec = TextureSpec::d2(
+        label,
+        GpuTextureFormat::Rgba32float,
+        8192,
+        8192,
+        TEXTURE_BINDING,
+    );
+    spec.depth_or_layers = 64;
+    spec
+}
+
+/// Chromium delivers errors of unscoped calls when the wire is flushed; a
+/// promise-returning call (what any frame's submit does) flushes it.
+async fn flush(d: &GuardedDevice) {
+    let done: js_sys::Promise = d.queue().on_submitted_work_done().unchecked_into();
+    let _ = wasm_bindgen_futures::JsFuture::from(done).await;
+}
+
+async fn settle() {
+    TimeoutFuture::new(50).await;
+}
+
+/// Counts `unhandledrejection` events on the page while alive.
+struct RejectionCounter {
+    count: Rc<Cell<u32>>,
+    _listener: Closure<dyn Fn(web_sys::Event)>,
+}
+
+fn count_unhandled_rejections() -> RejectionCounter {
+    let count = Rc::new(Cell::new(0));
+    let c = count.clone();
+    let listener =
+        Closure::<dyn Fn(web_sys::Event)>::new(move |_e: web_sys::Event| c.set(c.get() + 1));
+    web_sys::window()
+        .unwrap()
+        .add_event_listener_with_callback("unhandledrejection", listener.as_ref().unchecked_ref())
+        .unwrap();
+    RejectionCounter {
+        count,
+        _listener: listener,
+    }
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        TimeoutFuture::new(30).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+// ---------------------------------------------------------------- foundation
+
+#[wasm_bindgen_test]
+async fn adapter_and_device_are_created() {
+    let d = device().await;
+    assert_eq!(d.raw().label(), "test-device");
+    assert!(!d.is_lost());
+}
+
+#[wasm_bindgen_test]
+async fn a_scope_captures_a_validation_error_with_its_message() {
+    let d = device().await;
+    let scope = ErrorScope::push(&d, Filter::Validation);
+    bad_buffer(&d, "bad-usage-buffer");
+    let popped = scope.pop().await.expect("pop");
+    let fault = popped.error.expect("a validation error");
+    assert_eq!(fault.kind, FaultKind::Validation);
+    assert!(
+        fault.message.contains("bad-usage-buffer"),
+        "{}",
+        fault.message
+    );
+    assert_eq!(fault.object_label().as_deref(), Some("bad-usage-buffer"));
+}
+
+#[wasm_bindgen_test]
+async fn destroy_resolves_lost_with_reason_destroyed() {
+    let d = device().await;
+    let seen: Rc<RefCell<Option<(String, String)>>> = Rc::default();
+    let s = seen.clone();
+    let watched = d.clone();
+    let _watch = watch_lost(d.raw(), move |reason, message| {
+        watched.mark_lost();
+        *s.borrow_mut() = Some((reason.as_str().to_string(), message));
+    });
+    d.destroy();
+    wait_until("lost", || seen.borrow().is_some()).await;
+    assert_eq!(seen.borrow().as_ref().unwrap().0, "destroyed");
+    assert!(d.is_lost());
+}
+
+// ---------------------------------------------------------------- scopes
+
+#[wasm_bindgen_test]
+async fn only_the_first_error_of_a_scope_is_reported() {
+    let d = device().await;
+    let scope = ErrorScope::push(&d, Filter::Validation);
+    bad_buffer(&d, "first-bad");
+    bad_buffer(&d, "second-bad");
+    bad_buffer(&d, "third-bad");
+    let fault = scope.pop().await.unwrap().error.unwrap();
+    assert!(fault.message.contains("first-bad"), "{}", fault.message);
+    assert!(!fault.message.contains("second-bad"));
+    // The other two were discarded, not left for the next scope.
+    let next = ErrorScope::push(&d, Filter::Validation);
+    assert!(next.pop().await.unwrap().is_clean());
+}
+
+#[wasm_bindgen_test]
+async fn validation_scope_lets_out_of_memory_through_to_the_oom_scope() {
+    let d = device().await;
+    let validation = ErrorScope::push(&d, Filter::Validation);
+    let oom = ErrorScope::push(&d, Filter::OutOfMemory);
+    let texture = d.create_texture(&huge_texture("sixteen-gib")).unwrap();
+    let oom_popped = oom.pop().await.unwrap();
+    let validation_popped = validation.pop().await.unwrap();
+    drop(texture);
+    let fault = oom_popped
+        .error
+        .expect("the OOM scope catches the OOM error");
+    assert_eq!(fault.kind, FaultKind::OutOfMemory);
+    assert!(
+        validation_popped.error.is_none(),
+        "the validation scope caught an OOM error"
+    );
+
+    // A validation scope alone does not catch it either: it escapes to the outer OOM scope.
+    let outer_oom = ErrorScope::push(&d, Filter::OutOfMemory);
+    let inner_validation = ErrorScope::push(&d, Filter::Validation);
+    let texture = d
+        .create_texture(&huge_texture("sixteen-gib-again"))
+        .unwrap();
+    assert!(inner_validation.pop().await.unwrap().error.is_none());
+    assert_eq!(
+        outer_oom.pop().await.unwrap().error.unwrap().kind,
+        FaultKind::OutOfMemory
+    );
+    drop(texture);
+}
+
+#[wasm_bindgen_test]
+async fn a_phase_reports_both_nested_faults_naming_the_phase() {
+    let d = device().await;
+    let result: Result<(), Fault> = d
+        .phase("startup", || {
+            let _huge = d.create_texture(&huge_texture("phase-huge"))?;
+            bad_buffer(&d, "phase-bad-descriptor");
+            Ok(())
+        })
+        .await;
+    let fault = result.unwrap_err();
+    assert_eq!(fault.origin.phase.as_deref(), Some("startup"));
+    let kinds: Vec<FaultKind> = std::iter::once(fault.kind)
+        .chain(fault.related.iter().map(|f| f.kind))
+        .collect();
+    assert!(kinds.contains(&FaultKind::Validation), "{kinds:?}");
+    assert!(kinds.contains(&FaultKind::OutOfMemory), "{kinds:?}");
+    assert!(fault.to_string().contains("phase \"startup\""));
+}
+
+#[wasm_bindgen_test]
+async fn pop_on_an_empty_stack_is_an_err_not_an_unhandled_rejection() {
+    let d = device().await;
+    let rejections = count_unhandled_rejections();
+    let result = pop_now(&d).wait().await;
+    let fault = result.expect_err("a pop without a push rejects");
+    assert_eq!(fault.kind, FaultKind::ScopeStack);
+    // Dropped, detached pops on an empty stack are observed too.
+    pop_now(&d).detach(|_| {});
+    TimeoutFuture::new(200).await;
+    assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
+}
+
+/// Proves the stack is empty: a pop rejects and an unscoped error reaches the net.
+async fn assert_stack_balanced(d: &GuardedDevice) {
+    assert_eq!(
+        pop_now(d).wait().await.map(|_| ()).unwrap_err().kind,
+        FaultKind::ScopeStack,
+        "a scope was left open"
+    );
+    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let _listener = net.install(d.raw());
+    bad_buffer(d, "after-balance-check");
+    flush(d).await;
+    wait_until("uncaptured error", || net.stats().validation == 1).await;
+    let scope = ErrorScope::push(d, Filter::Validation);
+    bad_buffer(d, "own-error");
+    let own = scope.pop().await.unwrap().error.unwrap();
+    assert!(own.message.contains("own-error"));
+}
+
+#[wasm_bindgen_test]
+async fn the_stack_is_balanced_after_an_early_return() {
+    let d = device().await;
+    fn early(d: &GuardedDevice) -> Result<(), Fault> {
+        let _scope = ErrorScope::push(d, Filter::Validation);
+        let _outer = ErrorScope::push(d, Filter::OutOfMemory);
+        Err(Fault::new(FaultKind::Exception, "bail out"))?;
+        unreachable!()
+    }
+    assert!(early(&d).is_err());
+    settle().await;
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
+async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
+    let d = device().await;
+    let result: Result<(), Fault> = d
+        .phase("throws", || {
+            // A descriptor whose format is not a GPUTextureFormat: the bindings throw
+            // a TypeError before any GPU work.
+            let desc = web_sys::GpuTextureDescriptor::new(
+                GpuTextureFormat::Rgba8unorm,
+                &[4.into(), 4.into()],
+                TEXTURE_BINDING,
+            );
+            js_sys::Reflect::set(&desc, &"format".into(), &"not-a-format".into()).unwrap();
+            let _texture = d.track::<web_sys::GpuTexture>("throwing-texture", 0, || {
+                d.raw().create_texture(&desc)
+            })?;
+            Ok(())
+        })
+        .await;
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Exception);
+    assert!(fault.message.contains("TypeError"), "{}", fault.message);
+    assert_eq!(fault.origin.object.as_deref(), Some("throwing-texture"));
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_frame_scope_catches_an_error_raised_only_at_submit() {
+    let d = device().await;
+    let buffer = d
+        .create_buffer("destroyed-after-recording", 256, COPY_DST)
+        .unwrap();
+    let encoder = d.raw().create_command_encoder();
+    encoder.clear_buffer(&buffer);
+    let commands = encoder.finish();
+    buffer.destroy();
+
+    // The near miss: a scope closed between finish and submit catches nothing.
+    let early = ErrorScope::push(&d, Filter::Validation);
+    let _ = d.raw().create_command_encoder().finish();
+    assert!(early.pop().await.unwrap().is_clean());
+
+    let caught: Rc<RefCell<Vec<Fault>>> = Rc::default();
+    let c = caught.clone();
+    let frame = d.begin_frame(7);
+    d.queue().submit(&[commands]);
+    frame.end(move |faults| c.borrow_mut().extend(faults));
+    wait_until("frame fault", || !caught.borrow().is_empty()).await;
+    let fault = caught.borrow()[0].clone();
+    assert_eq!(fault.kind, FaultKind::Validation);
+    assert_eq!(fault.origin.frame, Some(7));
+    assert!(
+        fault.message.contains("destroyed-after-recording"),
+        "{}",
+        fault.message
+    );
+}
+
+#[wasm_bindgen_test]
+async fn per_call_mode_names_the_right_call_site_among_many() {
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::PerCall);
+    let mut bad_line = 0;
+    let result = d
+        .phase("many-buffers", || {
+            let mut kept = Vec::new();
+            for i in 0..12 {
+                kept.push(d.create_buffer(&format!("ok-{i}"), 64, UNIFORM | COPY_DST)?);
+                if i == 7 {
+                    bad_line = line!() + 1;
+                    kept.push(d.create_buffer("the-bad-one", 64, MAP_READ | MAP_WRITE)?);
+                }
+            }
+            Ok(kept.len())
+        })
+        .await;
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Validation);
+    assert_eq!(fault.origin.object.as_deref(), Some("the-bad-one"));
+    let site = fault.origin.call_site.expect("a call site");
+    assert!(site.file.ends_with("web.rs"), "{site}");
+    assert_eq!(site.line, bad_line, "{fault}");
+    assert_eq!(fault.origin.phase.as_deref(), Some("many-buffers"));
+
+    // Switched off at run time: the same mistake is only named by the phase.
+    d.set_level(DiagnosticsLevel::Phases);
+    let fault = d
+        .phase("phases-only", || {
+            d.create_buffer("bad-again", 64, MAP_READ | MAP_WRITE)
+                .map(|_| ())
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(fault.origin.call_site, None);
+}
+
+#[wasm_bindgen_test]
+async fn the_oom_ladder_degrades_to_a_size_that_fits() {
+    let d = device().await;
+    let medium = TextureSpec::d2(
+        "shadow-2048",
+        GpuTextureFormat::Depth32float,
+        2048,
+        2048,
+        RENDER_ATTACHMENT | TEXTURE_BINDING,
+    );
+    let outcome = d
+        .texture_ladder(&[huge_texture("shadow-huge"), medium])
+        .await
+        .expect("a size fits");
+    assert_eq!(outcome.chosen, 1);
+    assert!(outcome.degraded());
+    assert_eq!(outcome.failures.len(), 1);
+    assert_eq!(outcome.failures[0].1.kind, FaultKind::OutOfMemory);
+    assert!(
+        outcome.summary().contains("got 2048x2048"),
+        "{}",
+        outcome.summary()
+    );
+    let report = d.ledger().borrow().report();
+    assert_eq!(
+        report.by_kind[&ObjectKind::Texture].objects,
+        1,
+        "the failed texture is released"
+    );
+    assert_eq!(report.live.bytes, 2048 * 2048 * 4);
+
+    let none = d
+        .texture_ladder(&[huge_texture("a"), huge_texture("b")])
+        .await;
+    let fault = none.err().expect("nothing fits");
+    assert_eq!(fault.kind, FaultKind::OutOfMemory);
+    assert!(fault.message.contains("no size fits"));
+}
+
+#[wasm_bindgen_test]
+async fn a_lost_device_pop_is_not_mistaken_for_success() {
+    let d = device().await;
+    let watched = d.clone();
+    let _watch = watch_lost(d.raw(), move |_, _| watched.mark_lost());
+    d.destroy();
+    wait_until("lost", || d.is_lost()).await;
+    let scope = ErrorScope::push(&d, Filter::Validation);
+    bad_buffer(&d, "on-a-dead-device");
+    let popped = scope.pop().await.unwrap();
+    assert!(popped.error.is_none(), "a lost device reports nothing");
+    assert!(popped.device_lost);
+    assert!(!popped.is_clean());
+    let phase = d.phase("dead", || Ok(())).await.unwrap_err();
+    assert_eq!(phase.kind, FaultKind::DeviceLost);
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+#[wasm_bindgen_test]
+async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
+    let d = device().await;
+    let source = "// línea con acentos: ñandú\n@compute @workgroup_size(1)\nfn main() {\n  let é = 1;\n  let x: f32 = é +;\n}\n";
+    let error = d
+        .create_shader_module("broken-wgsl", source, &[])
+        .await
+        .err()
+        .expect("does not compile");
+    let first = &error.diagnostics.formatted[0];
+    assert!(first.starts_with("broken-wgsl:5:"), "{first}");
+    assert!(error.diagnostics.has_errors());
+    let raw = &error.diagnostics.messages[0];
+    assert_eq!(raw.kind, MessageType::Error);
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines[1], "    let x: f32 = é +;");
+    // The caret sits under the column the header names, counted in characters.
+    let column: usize = lines[0]
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let caret_at = lines[2].find('^').unwrap() - 2;
+    assert_eq!(caret_at + 1, column, "{first}");
+    assert_eq!(error.fault.origin.object.as_deref(), Some("broken-wgsl"));
+    assert!(error.fault.message.contains('^'));
+}
+
+#[wasm_bindgen_test]
+async fn warnings_are_reported_when_compilation_succeeds() {
+    let d = device().await;
+    let source =
+        "@compute @workgroup_size(1)\nfn main() {\n  return;\n  let unreachable_here = 1;\n}\n";
+    let compiled = d
+        .create_shader_module("warns", source, &[])
+        .await
+        .expect("compiles");
+    assert!(
+        compiled.diagnostics.count(MessageType::Warning) >= 1,
+        "{:?}",
+        compiled.diagnostics
+    );
+    assert!(
+        compiled.diagnostics.formatted[0].starts_with("warns:4:"),
+        "{}",
+        compiled.diagnostics
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_async_pipeline_with_a_bad_entry_point_is_a_fault_naming_it() {
+    let d = device().await;
+    let shader = d
+        .create_shader_module(
+            "compute-shader",
+            "@compute @workgroup_size(1) fn main() {}",
+            &[],
+        )
+        .await
+        .unwrap();
+    let stage = web_sys::GpuProgrammableStage::new(&shader.module);
+    stage.set_entry_point("does_not_exist");
+    let desc = web_sys::GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
+        web_sys::GpuAutoLayoutMode::Auto,
+        &stage,
+    );
+    let fault = d
+        .create_compute_pipeline("bad-entry-pipeline", &desc)
+        .await
+        .err()
+        .expect("rejected");
+    assert_eq!(fault.kind, FaultKind::Pipeline);
+    assert_eq!(fault.origin.object.as_deref(), Some("bad-entry-pipeline"));
+    assert!(fault.message.contains("validation"), "{}", fault.message);
+    stage.set_entry_point("main");
+    let ok = web_sys::GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
+        web_sys::GpuAutoLayoutMode::Auto,
+        &stage,
+    );
+    assert!(d
+        .create_compute_pipeline("good-pipeline", &ok)
+        .await
+        .is_ok());
+}
+
+#[wasm_bindgen_test]
+async fn live_counts_rise_on_create_and_fall_on_destroy() {
+    let d = device().await;
+    let ledger = d.ledger();
+    let base = ledger.borrow().live();
+    let a = d.create_buffer("counted-a", 1024, STORAGE).unwrap();
+    let t = d
+        .create_texture(&TextureSpec::d2(
+            "counted-t",
+            GpuTextureFormat::Rgba8unorm,
+            64,
+            64,
+            TEXTURE_BINDING,
+        ))
+        .unwrap();
+    let live = ledger.borrow().live();
+    assert_eq!(live.objects, base.objects + 2);
+    assert_eq!(live.bytes, base.bytes + 1024 + 64 * 64 * 4);
+    assert_eq!(ledger.borrow().report().by_label["counted-t"].bytes, 16384);
+    drop(a);
+    assert_eq!(ledger.borrow().live().objects, base.objects + 1);
+    drop(t);
+    assert_eq!(ledger.borrow().live(), base);
+    assert_eq!(ledger.borrow().report().peak.objects, base.objects + 2);
+    let unlabelled = d.create_buffer("", 4, STORAGE);
+    assert!(unlabelled.err().unwrap().message.contains("needs a label"));
+}
+
+// ---------------------------------------------------------------- nets
+
+#[wasm_bindgen_test]
+async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(42)));
+    let _listener = net.install(d.raw());
+    for i in 0..100 {
+        bad_buffer(&d, &format!("storm-{i}"));
+    }
+    flush(&d).await;
+    wait_until("100 errors", || net.stats().validation == 100).await;
+    let stats = net.stats();
+    assert_eq!(stats.logged, 6, "{stats:?}");
+    assert_eq!(stats.cut_offs, 1);
+    assert_eq!(stats.suppressed, 95);
+    let lines = net.recent_lines();
+    assert_eq!(lines.len(), 6);
+    assert!(lines[0].starts_with("frame 42 validation:"), "{}", lines[0]);
+    assert_eq!(
+        lines[5],
+        "more than 5 errors in a second, silencing the rest"
+    );
+    assert_eq!(net.groups().len(), 100, "grouped by label");
+}
+
+#[wasm_bindgen_test]
+async fn a_throwing_telemetry_sink_does_not_break_the_handler() {
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let throws = js_sys::Function::new_no_args("throw new Error('telemetry endpoint down')");
+    net.set_sink(Box::new(JsFunctionSink(throws)));
+    let _listener = net.install(d.raw());
+    for i in 0..3 {
+        bad_buffer(&d, &format!("sink-{i}"));
+    }
+    flush(&d).await;
+    wait_until("3 errors", || net.stats().validation == 3).await;
+    let stats = net.stats();
+    assert_eq!(stats.sink_failures, 3, "{stats:?}");
+    assert_eq!(stats.logged, 3);
+    bad_buffer(&d, "after-the-failures");
+    flush(&d).await;
+    wait_until("the handler still works", || net.stats().validation == 4).await;
+}
