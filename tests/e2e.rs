@@ -153,8 +153,10 @@ impl Chromedriver {
 impl Drop for Chromedriver {
     fn drop(&mut self) {
         let _ = Command::new("kill")
-            .args(["-9", &format!("-{}", self.child.id())])
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
             .status();
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
@@ -170,11 +172,26 @@ enum Flags {
     NoWebGpu,
 }
 
+/// Kills the browser started with this profile (Chromium leaves chromedriver's
+/// process group) and removes the profile.
+struct Profile(PathBuf);
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-f", &self.0.display().to_string()])
+            .status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Fields drop in order: the browser and chromedriver first, so an unfinished
+/// session never blocks on them.
 struct Session {
+    _profile: Profile,
+    _chromedriver: Chromedriver,
     driver: WebDriver,
     server: Server,
-    _chromedriver: Chromedriver,
-    _profile: PathBuf,
 }
 
 static PROFILE_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -237,10 +254,10 @@ async fn session(flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
         )
         .await?;
     Ok(Session {
+        _profile: Profile(profile),
+        _chromedriver: chromedriver,
         driver,
         server,
-        _chromedriver: chromedriver,
-        _profile: profile,
     })
 }
 
@@ -267,7 +284,16 @@ impl Session {
     ) -> WebDriverResult<Value> {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
-            let status = self.status().await?;
+            let status = match tokio::time::timeout(Duration::from_secs(20), self.status()).await {
+                Ok(status) => status?,
+                Err(_) => panic!("gpuStatus() did not answer in 20 s while waiting for {what}"),
+            };
+            if std::env::var("E2E_TRACE").is_ok() {
+                eprintln!(
+                    "[e2e] {what}: {} gen {} frames {} fallback {}",
+                    status["state"], status["generation"], status["frames"], status["fallback"]
+                );
+            }
             if !status.is_null() && done(&status) {
                 return Ok(status);
             }
@@ -287,7 +313,7 @@ impl Session {
         .await?;
         // A few frames on the new device, so the canvas shows it.
         let frames = self.status().await?["frames"].as_u64().unwrap_or(0);
-        self.wait_for("three more frames", 30, |s| {
+        self.wait_for("three more frames", 90, |s| {
             s["frames"].as_u64().unwrap_or(0) >= frames + 3
         })
         .await
@@ -348,7 +374,18 @@ impl Session {
     }
 
     async fn quit(self) -> WebDriverResult<()> {
-        self.driver.quit().await
+        // Kill chromedriver and the browser first: a DELETE /session to a browser
+        // whose GPU access was blocked can hang; a refused connection does not.
+        let Session {
+            _profile,
+            _chromedriver,
+            driver,
+            ..
+        } = self;
+        drop(_profile);
+        drop(_chromedriver);
+        let _ = tokio::time::timeout(Duration::from_secs(15), driver.quit()).await;
+        Ok(())
     }
 }
 
@@ -406,7 +443,7 @@ fn num(v: &Value, key: &str) -> u64 {
     v[key].as_f64().map(|f| f as u64).unwrap_or(0)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_renders_and_frames_grow() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -454,7 +491,7 @@ fn project(p: [f32; 3], yaw: f32, pitch: f32, distance: f32, w: u32, h: u32) -> 
     )
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shadow_darkens_the_ground_under_the_light_path() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -499,7 +536,7 @@ async fn shadow_darkens_the_ground_under_the_light_path() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orbit_drag_and_wheel_change_the_picture() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -536,7 +573,7 @@ async fn orbit_drag_and_wheel_change_the_picture() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -564,7 +601,7 @@ async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     let s = session(Flags::WebGpuCrashes).await?;
     s.open("?still").await?;
@@ -596,7 +633,7 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_flags_second_crash_ends_in_the_reload_fallback() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -636,7 +673,7 @@ async fn default_flags_second_crash_ends_in_the_reload_fallback() -> TestResult 
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -706,7 +743,7 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_webgpu_the_page_shows_a_readable_fallback() -> TestResult {
     let s = session(Flags::NoWebGpu).await?;
     s.open("").await?;
@@ -724,6 +761,30 @@ async fn without_webgpu_the_page_shows_a_readable_fallback() -> TestResult {
         "{:?}",
         s.page_errors().await?
     );
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/demo.png; run by scripts/screenshot"]
+async fn readme_screenshot() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    s.driver.find(By::Id("btn-shader")).await?.click().await?;
+    s.driver
+        .find(By::Id("btn-validation"))
+        .await?
+        .click()
+        .await?;
+    s.wait_for("diagnostics shown", 30, |st| {
+        num(&st["errors"], "validation") >= 2
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let png = s.driver.screenshot_as_png().await?;
+    std::fs::create_dir_all(root().join("docs"))?;
+    std::fs::write(root().join("docs").join("demo.png"), png)?;
     s.quit().await?;
     Ok(())
 }

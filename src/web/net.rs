@@ -49,6 +49,8 @@ pub struct NetStats {
     pub telemetry_held_back: u64,
     /// Telemetry sink calls that failed (threw or returned `Err`).
     pub sink_failures: u64,
+    /// Main-thread time spent in the uncaptured-error handler, in microseconds.
+    pub handler_us: u64,
 }
 
 /// The default sink: one `console.debug` line per event (verbose level, hidden by
@@ -110,6 +112,7 @@ pub struct ErrorNet {
     state: Rc<RefCell<NetState>>,
     frame: Rc<Cell<u64>>,
     reentrant_failures: Rc<Cell<u64>>,
+    handler_us: Rc<Cell<f64>>,
 }
 
 impl ErrorNet {
@@ -125,6 +128,7 @@ impl ErrorNet {
             })),
             frame,
             reentrant_failures: Rc::new(Cell::new(0)),
+            handler_us: Rc::new(Cell::new(0.0)),
         }
     }
 
@@ -146,6 +150,7 @@ impl ErrorNet {
     pub fn stats(&self) -> NetStats {
         let mut stats = self.state.try_borrow().map(|s| s.stats).unwrap_or_default();
         stats.handler_failures += self.reentrant_failures.get();
+        stats.handler_us = self.handler_us.get() as u64;
         stats
     }
 
@@ -230,6 +235,7 @@ impl ErrorNet {
     pub fn install(&self, device: &GpuDevice) -> NetListener {
         let net = self.clone();
         let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |event: web_sys::Event| {
+            let started = now_ms();
             event.prevent_default();
             match event.dyn_ref::<GpuUncapturedErrorEvent>() {
                 Some(uncaptured) => {
@@ -238,6 +244,8 @@ impl ErrorNet {
                 }
                 None => net.reentrant_failures.set(net.reentrant_failures.get() + 1),
             }
+            net.handler_us
+                .set(net.handler_us.get() + (now_ms() - started) * 1000.0);
         });
         let installed = device
             .add_event_listener_with_callback("uncapturederror", handler.as_ref().unchecked_ref())

@@ -93,6 +93,9 @@ pub struct DemoApp {
     pub shadow_ladder: Vec<TextureSpec>,
     /// Canvas size.
     pub size: (u32, u32),
+    /// Time the last build spent waiting for its pipelines after everything else
+    /// was built (they compile in parallel with the rest).
+    pub pipeline_wait_ms: Cell<f64>,
 }
 
 impl DemoApp {
@@ -117,6 +120,7 @@ impl DemoApp {
             diagnostics: RefCell::new(Vec::new()),
             shadow_ladder,
             size,
+            pipeline_wait_ms: Cell::new(0.0),
         }
     }
 
@@ -201,6 +205,9 @@ pub struct Resources {
     globals_group_raw: web_sys::GpuBindGroup,
     shadow_group_raw: web_sys::GpuBindGroup,
     shadow_size: u32,
+    /// Whether the shadow map must be drawn again (after a build, or every frame
+    /// while the scene moves). A still scene draws it once.
+    shadow_dirty: Cell<bool>,
 }
 
 fn vertex_layouts() -> Vec<js_sys::JsNullable<GpuVertexBufferLayout>> {
@@ -425,8 +432,11 @@ impl App for DemoApp {
             })
             .await?;
 
+        let waiting = webgpu_guard::web::js::now_ms();
         let shadow_pipeline = shadow_pending.finish().await?;
         let main_pipeline = main_pending.finish().await?;
+        self.pipeline_wait_ms
+            .set(webgpu_guard::web::js::now_ms() - waiting);
 
         let globals_group_raw = (*globals_group).clone();
         let shadow_group_raw = (*shadow_group).clone();
@@ -457,6 +467,7 @@ impl App for DemoApp {
             globals_group_raw,
             shadow_group_raw,
             shadow_size,
+            shadow_dirty: Cell::new(true),
         })
     }
 
@@ -490,22 +501,10 @@ impl App for DemoApp {
             .raw()
             .create_command_encoder_with_descriptor(&encoder_desc);
 
-        // Shadow pass: depth only, from the light.
-        let shadow_depth =
-            GpuRenderPassDepthStencilAttachment::new_with_gpu_texture_view(&r.shadow_view);
-        shadow_depth.set_depth_clear_value(1.0);
-        shadow_depth.set_depth_load_op(GpuLoadOp::Clear);
-        shadow_depth.set_depth_store_op(GpuStoreOp::Store);
-        let shadow_pass_desc = GpuRenderPassDescriptor::new(&[]);
-        shadow_pass_desc.set_label("shadow-pass");
-        shadow_pass_desc.set_depth_stencil_attachment(&shadow_depth);
-        let pass = encoder
-            .begin_render_pass(&shadow_pass_desc)
-            .map_err(Fault::from)?;
-        pass.set_pipeline(&r.shadow_pipeline);
-        pass.set_bind_group(0, Some(&r.globals_group_raw));
-        self.draw_meshes(&pass, r);
-        pass.end();
+        // Shadow pass: depth only, from the light; skipped while the scene is still.
+        if !self.still || r.shadow_dirty.replace(false) {
+            self.shadow_pass(&encoder, r)?;
+        }
 
         // Main pass.
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
@@ -547,6 +546,29 @@ impl App for DemoApp {
 }
 
 impl DemoApp {
+    fn shadow_pass(
+        &self,
+        encoder: &web_sys::GpuCommandEncoder,
+        r: &Resources,
+    ) -> Result<(), Fault> {
+        let shadow_depth =
+            GpuRenderPassDepthStencilAttachment::new_with_gpu_texture_view(&r.shadow_view);
+        shadow_depth.set_depth_clear_value(1.0);
+        shadow_depth.set_depth_load_op(GpuLoadOp::Clear);
+        shadow_depth.set_depth_store_op(GpuStoreOp::Store);
+        let shadow_pass_desc = GpuRenderPassDescriptor::new(&[]);
+        shadow_pass_desc.set_label("shadow-pass");
+        shadow_pass_desc.set_depth_stencil_attachment(&shadow_depth);
+        let pass = encoder
+            .begin_render_pass(&shadow_pass_desc)
+            .map_err(Fault::from)?;
+        pass.set_pipeline(&r.shadow_pipeline);
+        pass.set_bind_group(0, Some(&r.globals_group_raw));
+        self.draw_meshes(&pass, r);
+        pass.end();
+        Ok(())
+    }
+
     fn draw_meshes(&self, pass: &GpuRenderPassEncoder, r: &Resources) {
         let cubes = self.scene.cubes.len() as u32;
         let octahedra = self.scene.octahedra.len() as u32;
