@@ -321,6 +321,18 @@ impl Session {
 
     /// The canvas as RGBA pixels.
     async fn canvas(&self) -> Result<Image, Box<dyn std::error::Error>> {
+        // The HUD is HTML over the canvas whose numbers change: blank its rectangle.
+        let hud = self
+            .eval(
+                "const c = document.getElementById('scene').getBoundingClientRect();
+                 const h = document.getElementById('hud').getBoundingClientRect();
+                 return [h.left - c.left, h.top - c.top, h.right - c.left, h.bottom - c.top];",
+            )
+            .await?;
+        let rect: Vec<f64> = hud
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_f64()).collect())
+            .unwrap_or_default();
         let png_bytes = self
             .driver
             .find(By::Id("scene"))
@@ -336,11 +348,21 @@ impl Session {
         for px in buf[..info.buffer_size()].chunks(channels) {
             rgba.extend_from_slice(&[px[0], px[1], px[2], if channels == 4 { px[3] } else { 255 }]);
         }
-        Ok(Image {
+        let mut image = Image {
             width: info.width,
             height: info.height,
             rgba,
-        })
+        };
+        if let [left, top, right, bottom] = rect[..] {
+            let clamp = |v: f64, max: u32| (v.max(0.0) as u32).min(max);
+            for y in clamp(top.floor(), image.height)..clamp(bottom.ceil() + 1.0, image.height) {
+                for x in clamp(left.floor(), image.width)..clamp(right.ceil() + 1.0, image.width) {
+                    let i = ((y * image.width + x) * 4) as usize;
+                    image.rgba[i..i + 4].copy_from_slice(&[0, 0, 0, 0]);
+                }
+            }
+        }
+        Ok(image)
     }
 
     async fn lines(&self, level: &str) -> WebDriverResult<Vec<String>> {
@@ -413,6 +435,30 @@ impl Image {
             set.insert([px[0], px[1], px[2]]);
         }
         set.len()
+    }
+
+    /// Writes the image as a PNG (to look at a failure).
+    fn save(&self, name: &str) {
+        let path = root().join("target").join(name);
+        if let Ok(file) = std::fs::File::create(&path) {
+            let mut encoder =
+                png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+            encoder.set_color(png::ColorType::Rgba);
+            encoder.set_depth(png::BitDepth::Eight);
+            if let Ok(mut writer) = encoder.write_header() {
+                let _ = writer.write_image_data(&self.rgba);
+            }
+        }
+    }
+
+    /// Compares with `other`, saving both under `target/` when they differ.
+    fn differing_pixels_saved(&self, other: &Image, name: &str) -> usize {
+        let n = self.differing_pixels(other);
+        if n > 0 {
+            self.save(&format!("{name}-before.png"));
+            other.save(&format!("{name}-after.png"));
+        }
+        n
     }
 
     fn differing_pixels(&self, other: &Image) -> usize {
@@ -588,7 +634,7 @@ async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
     assert_eq!(after["liveObjects"], before["liveObjects"]);
     assert_eq!(after["liveBytes"], before["liveBytes"]);
     assert_eq!(
-        image_before.differing_pixels(&image_after),
+        image_before.differing_pixels_saved(&image_after, "mata"),
         0,
         "the picture after recovery differs from the one before"
     );

@@ -1,0 +1,194 @@
+//! Start-up of 240 mixed resources under four scope strategies.
+
+use std::any::Any;
+
+use web_sys::{
+    GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor,
+    GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout, GpuBufferBindingType,
+    GpuComputePipeline, GpuComputePipelineDescriptor, GpuPipelineLayoutDescriptor,
+    GpuProgrammableStage, GpuSamplerDescriptor, GpuShaderModule, GpuTextureFormat,
+};
+use webgpu_guard::fault::Fault;
+use webgpu_guard::web::alloc::{COPY_DST, STAGE_COMPUTE, TEXTURE_BINDING, UNIFORM};
+use webgpu_guard::web::js::{now_ms, nullable};
+use webgpu_guard::web::scope::{ErrorScope, Filter};
+use webgpu_guard::web::{DiagnosticsLevel, GuardedDevice, TextureSpec, Tracked};
+
+/// Resources per start-up.
+pub const RESOURCES: usize = 240;
+/// Phases per start-up.
+pub const PHASES: usize = 8;
+
+/// A scope strategy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Strategy {
+    /// No scopes at all.
+    None,
+    /// One scope set (validation + out-of-memory + internal) per phase.
+    Phases,
+    /// One validation scope per resource, each pop awaited before the next creation.
+    PerResourceAwaited,
+    /// webgpu-guard's per-call mode: three scopes per resource, pops awaited together per phase.
+    PerCallTogether,
+}
+
+impl Strategy {
+    /// Every strategy, baseline first.
+    pub const ALL: [Strategy; 4] = [
+        Strategy::None,
+        Strategy::Phases,
+        Strategy::PerResourceAwaited,
+        Strategy::PerCallTogether,
+    ];
+
+    /// The row name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::None => "no scopes",
+            Strategy::Phases => "8 phase scopes",
+            Strategy::PerResourceAwaited => "scope per resource, awaited one by one",
+            Strategy::PerCallTogether => "per-call scopes, pops awaited together",
+        }
+    }
+}
+
+/// What the resources are made from (created once, outside the timing).
+pub struct Kit {
+    layout: Tracked<GpuBindGroupLayout>,
+    module: Tracked<GpuShaderModule>,
+    pipeline_layout: Tracked<web_sys::GpuPipelineLayout>,
+}
+
+/// Builds the kit.
+pub async fn kit(d: &GuardedDevice) -> Result<Kit, Fault> {
+    let entry = GpuBindGroupLayoutEntry::new(0, STAGE_COMPUTE);
+    let buffer = GpuBufferBindingLayout::new();
+    buffer.set_type(GpuBufferBindingType::Uniform);
+    entry.set_buffer(&buffer);
+    let layout =
+        d.create_bind_group_layout("bench-layout", &GpuBindGroupLayoutDescriptor::new(&[entry]))?;
+    let pipeline_layout = d.create_pipeline_layout(
+        "bench-pipeline-layout",
+        &GpuPipelineLayoutDescriptor::new(&[nullable(&*layout)]),
+    )?;
+    let module = d
+        .create_shader_module(
+            "bench-compute",
+            "@group(0) @binding(0) var<uniform> u: vec4f;\n@compute @workgroup_size(1) fn main() { _ = u; }\n",
+            &[],
+        )
+        .await
+        .map_err(Fault::from)?
+        .module;
+    Ok(Kit {
+        layout,
+        module,
+        pipeline_layout,
+    })
+}
+
+/// Creates resource `i` of the 240: 100 buffers, 60 textures, 20 samplers,
+/// 40 bind groups (on the buffers), 20 compute pipelines.
+fn create(
+    d: &GuardedDevice,
+    kit: &Kit,
+    i: usize,
+    buffers: &mut Vec<GpuBuffer>,
+) -> Result<Box<dyn Any>, Fault> {
+    Ok(match i {
+        0..=99 => {
+            let b = d.create_buffer(&format!("b{i}"), 256, UNIFORM | COPY_DST)?;
+            buffers.push((*b).clone());
+            Box::new(b)
+        }
+        100..=159 => Box::new(d.create_texture(&TextureSpec::d2(
+            &format!("t{i}"),
+            GpuTextureFormat::Rgba8unorm,
+            64,
+            64,
+            TEXTURE_BINDING,
+        ))?),
+        160..=179 => Box::new(d.create_sampler(&format!("s{i}"), &GpuSamplerDescriptor::new())?),
+        180..=219 => {
+            let buffer = buffers
+                .get(i - 180)
+                .cloned()
+                .ok_or_else(|| Fault::from(wasm_bindgen::JsValue::from_str("buffer missing")))?;
+            Box::new(d.create_bind_group(
+                &format!("g{i}"),
+                &GpuBindGroupDescriptor::new(
+                    &[GpuBindGroupEntry::new_with_gpu_buffer(0, &buffer)],
+                    &kit.layout,
+                ),
+            )?)
+        }
+        _ => {
+            let stage = GpuProgrammableStage::new(&kit.module);
+            stage.set_entry_point("main");
+            let desc = GpuComputePipelineDescriptor::new(&kit.pipeline_layout, &stage);
+            desc.set_label(&format!("p{i}"));
+            Box::new(d.track::<GpuComputePipeline>(&format!("p{i}"), 0, || {
+                Ok(d.raw().create_compute_pipeline(&desc))
+            })?)
+        }
+    })
+}
+
+async fn flush(d: &GuardedDevice) {
+    let done: js_sys::Promise =
+        wasm_bindgen::JsCast::unchecked_into(d.queue().on_submitted_work_done());
+    let _ = wasm_bindgen_futures::JsFuture::from(done).await;
+}
+
+/// Milliseconds from the first creation until every resource is known good (or,
+/// without scopes, until the GPU process has taken the work).
+pub async fn measure(d: &GuardedDevice, kit: &Kit, strategy: Strategy) -> Result<f64, Fault> {
+    let mut kept: Vec<Box<dyn Any>> = Vec::with_capacity(RESOURCES);
+    let mut buffers = Vec::with_capacity(100);
+    let per_phase = RESOURCES / PHASES;
+    let start = now_ms();
+    match strategy {
+        Strategy::None => {
+            d.set_level(DiagnosticsLevel::Off);
+            for i in 0..RESOURCES {
+                kept.push(create(d, kit, i, &mut buffers)?);
+            }
+        }
+        Strategy::Phases | Strategy::PerCallTogether => {
+            d.set_level(if strategy == Strategy::Phases {
+                DiagnosticsLevel::Phases
+            } else {
+                DiagnosticsLevel::PerCall
+            });
+            for phase in 0..PHASES {
+                let made = d
+                    .phase(&format!("phase-{phase}"), || {
+                        let mut made = Vec::with_capacity(per_phase);
+                        for i in phase * per_phase..(phase + 1) * per_phase {
+                            made.push(create(d, kit, i, &mut buffers)?);
+                        }
+                        Ok(made)
+                    })
+                    .await?;
+                kept.extend(made);
+            }
+        }
+        Strategy::PerResourceAwaited => {
+            d.set_level(DiagnosticsLevel::Off);
+            for i in 0..RESOURCES {
+                let scope = ErrorScope::push(d, Filter::Validation);
+                let made = create(d, kit, i, &mut buffers)?;
+                if let Some(fault) = scope.pop().await?.error {
+                    return Err(fault);
+                }
+                kept.push(made);
+            }
+        }
+    }
+    flush(d).await;
+    let elapsed = now_ms() - start;
+    d.set_level(DiagnosticsLevel::Phases);
+    drop(kept);
+    flush(d).await;
+    Ok(elapsed)
+}
