@@ -1,6 +1,6 @@
 //! The allocator's ledger: live GPU objects and bytes, by kind and by label, with peaks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// The kind of a GPU object.
@@ -47,7 +47,7 @@ impl ObjectKind {
 }
 
 /// A handle to one registered object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntryId(u64);
 
 #[derive(Clone, Debug)]
@@ -110,7 +110,7 @@ impl fmt::Display for LedgerReport {
 #[derive(Debug, Default)]
 pub struct Ledger {
     next: u64,
-    live: HashMap<EntryId, Entry>,
+    live: BTreeMap<EntryId, Entry>,
     totals: Tally,
     peak: Tally,
     created: u64,

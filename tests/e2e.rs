@@ -3,187 +3,18 @@
 //! Run by `scripts/test` after `trunk build --release`.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+#[path = "support/browser.rs"]
+mod browser;
+
 use std::time::{Duration, Instant};
+
+use browser::{launch, new_profile, root, Chromedriver, Flags, Profile, Server};
 
 use serde_json::{json, Value};
 use thirtyfour::prelude::*;
 use webgpu_guard::math;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A static file server for `dist/`, stopped on drop.
-struct Server {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let dist = root().join("dist");
-        assert!(
-            dist.join("index.html").exists(),
-            "dist/ is missing: run `trunk build --release` first (scripts/test does)"
-        );
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        listener.set_nonblocking(true).expect("nonblocking");
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        std::thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let dist = dist.clone();
-                        std::thread::spawn(move || serve(stream, &dist));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        Server { port, stop }
-    }
-
-    fn url(&self, query: &str) -> String {
-        format!("http://127.0.0.1:{}/index.html{query}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-fn serve(stream: TcpStream, dist: &Path) {
-    let _ = stream.set_nonblocking(false);
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut request = String::new();
-    if reader.read_line(&mut request).is_err() {
-        return;
-    }
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).map(|n| n == 0).unwrap_or(true) || line == "\r\n" {
-            break;
-        }
-    }
-    let path = request.split_whitespace().nth(1).unwrap_or("/");
-    let path = path
-        .split('?')
-        .next()
-        .unwrap_or("/")
-        .trim_start_matches('/');
-    let path = if path.is_empty() { "index.html" } else { path };
-    let file = dist.join(path);
-    let mut stream = stream;
-    match (!path.contains(".."))
-        .then(|| std::fs::read(&file))
-        .and_then(Result::ok)
-    {
-        Some(body) => {
-            let kind = match file.extension().and_then(|e| e.to_str()) {
-                Some("html") => "text/html; charset=utf-8",
-                Some("js") => "text/javascript",
-                Some("wasm") => "application/wasm",
-                Some("css") => "text/css",
-                _ => "application/octet-stream",
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-        None => {
-            let _ = stream.write_all(
-                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
-        }
-    }
-}
-
-/// chromedriver in its own process group, killed with the group on drop.
-struct Chromedriver {
-    child: Child,
-    port: u16,
-}
-
-impl Chromedriver {
-    fn start() -> Chromedriver {
-        use std::os::unix::process::CommandExt;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
-        let config = root().join("target").join("e2e-chrome-config");
-        let _ = std::fs::create_dir_all(&config);
-        let child = Command::new(
-            std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into()),
-        )
-        .arg(format!("--port={port}"))
-        .env("XDG_CONFIG_HOME", &config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("chromedriver starts");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Chromedriver { child, port }
-    }
-}
-
-impl Drop for Chromedriver {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Which Chromium flags a test needs.
-#[derive(Clone, Copy, PartialEq)]
-enum Flags {
-    /// WebGPU on SwiftShader, presenting to a canvas.
-    WebGpu,
-    /// Plus many GPU-process crashes allowed in a row.
-    WebGpuCrashes,
-    /// No WebGPU flags at all.
-    NoWebGpu,
-}
-
-/// Kills the browser started with this profile (Chromium leaves chromedriver's
-/// process group) and removes the profile.
-struct Profile(PathBuf);
-
-impl Drop for Profile {
-    fn drop(&mut self) {
-        let _ = Command::new("pkill")
-            .args(["-KILL", "-f", &self.0.display().to_string()])
-            .status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Fields drop in order: the browser and chromedriver first, so an unfinished
 /// session never blocks on them.
@@ -194,48 +25,11 @@ struct Session {
     server: Server,
 }
 
-static PROFILE_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 async fn session(flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
     let chromedriver = Chromedriver::start();
-    let server = Server::start();
-    let profile = root().join("target").join(format!(
-        "e2e-profile-{}-{}",
-        std::process::id(),
-        PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mut caps = DesiredCapabilities::chrome();
-    caps.set_binary(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))?;
-    let mut args = vec![
-        "--headless=new".to_string(),
-        "--no-sandbox".into(),
-        "--disable-dev-shm-usage".into(),
-        "--disable-background-networking".into(),
-        "--disable-component-update".into(),
-        "--disable-sync".into(),
-        "--no-first-run".into(),
-        "--window-size=1280,1024".into(),
-        format!("--user-data-dir={}", profile.display()),
-    ];
-    if flags != Flags::NoWebGpu {
-        args.extend(
-            [
-                "--enable-unsafe-webgpu",
-                "--enable-features=Vulkan",
-                "--use-vulkan=swiftshader",
-                "--use-angle=swiftshader",
-            ]
-            .map(String::from),
-        );
-    }
-    if flags == Flags::WebGpuCrashes {
-        args.push("--disable-domain-blocking-for-3d-apis".into());
-        args.push("--disable-gpu-process-crash-limit".into());
-    }
-    for arg in &args {
-        caps.add_arg(arg)?;
-    }
-    let driver = WebDriver::new(format!("http://127.0.0.1:{}", chromedriver.port), caps).await?;
+    let server = Server::start(root().join("dist"));
+    let profile = new_profile();
+    let driver = launch(&chromedriver, &profile, flags).await?;
     // Count console lines and page errors from the very first script.
     driver
         .cdp()
@@ -254,7 +48,7 @@ async fn session(flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
         )
         .await?;
     Ok(Session {
-        _profile: Profile(profile),
+        _profile: profile,
         _chromedriver: chromedriver,
         driver,
         server,
@@ -263,7 +57,9 @@ async fn session(flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
 
 impl Session {
     async fn open(&self, query: &str) -> WebDriverResult<()> {
-        self.driver.goto(self.server.url(query)).await
+        self.driver
+            .goto(self.server.url(&format!("index.html{query}")))
+            .await
     }
 
     async fn eval(&self, script: &str) -> WebDriverResult<Value> {
@@ -363,6 +159,21 @@ impl Session {
             }
         }
         Ok(image)
+    }
+
+    /// Waits until the element `id` shows `needle` (the HUD refreshes 4 times a second).
+    async fn wait_text(&self, id: &str, needle: &str, secs: u64) -> WebDriverResult<String> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let text = self.driver.find(By::Id(id)).await?.text().await?;
+            if text.contains(needle) {
+                return Ok(text);
+            }
+            if Instant::now() > deadline {
+                panic!("#{id} never showed {needle:?}; it shows:\n{text}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     async fn lines(&self, level: &str) -> WebDriverResult<Vec<String>> {
@@ -743,8 +554,7 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
             .any(|l| l.contains("validation") && l.contains("injected-invalid-buffer")),
         "{errors:?}"
     );
-    let hud = s.driver.find(By::Id("hud")).await?.text().await?;
-    assert!(hud.contains("validation 1"), "{hud}");
+    s.wait_text("hud", "validation 1", 10).await?;
 
     s.driver.find(By::Id("btn-oom")).await?.click().await?;
     s.wait_for("out-of-memory counted", 10, |st| {
@@ -757,7 +567,9 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
         num(&st["errors"], "validation") >= 2
     })
     .await?;
-    let panel = s.driver.find(By::Id("diagnostics")).await?.text().await?;
+    let panel = s
+        .wait_text("diagnostics", "injected-bad-shader:4:", 10)
+        .await?;
     assert!(panel.contains("injected-bad-shader:4:"), "{panel}");
     assert!(panel.contains('^'), "{panel}");
 

@@ -98,6 +98,9 @@ pub struct Status {
     pub level: DiagnosticsLevel,
     /// Smoothed CPU time of a frame (ms).
     pub frame_ms: f64,
+    /// CPU time of every frame so far, summed (ms): differences over an interval
+    /// give the mean frame cost.
+    pub frame_ms_total: f64,
     /// The first start's timings.
     pub cold_start: Option<InitTimings>,
     /// The last init's timings.
@@ -141,6 +144,7 @@ struct Inner<A: App> {
     epoch: Cell<u64>,
     frames: Cell<u64>,
     frame_ms: Cell<f64>,
+    frame_ms_total: Cell<f64>,
     frame_loop: FrameLoop,
     retry: RefCell<Option<Timeout>>,
     adapter: RefCell<String>,
@@ -187,6 +191,7 @@ impl<A: App> Runtime<A> {
                 epoch: Cell::new(0),
                 frames: Cell::new(0),
                 frame_ms: Cell::new(0.0),
+                frame_ms_total: Cell::new(0.0),
                 frame_loop: FrameLoop {
                     running: Cell::new(false),
                     handle: Cell::new(None),
@@ -296,6 +301,7 @@ impl<A: App> Runtime<A> {
             fallback: supervisor.fallback().cloned(),
             level: inner.context.level.get(),
             frame_ms: inner.frame_ms.get(),
+            frame_ms_total: inner.frame_ms_total.get(),
             cold_start: inner.cold_start.get(),
             last_init: inner.last_init.get(),
             loop_alive: inner.frame_loop.running.get(),
@@ -547,6 +553,7 @@ impl<A: App> Inner<A> {
             Err(_) => Ok(()),
         };
         let elapsed = now_ms() - started;
+        this.frame_ms_total.set(this.frame_ms_total.get() + elapsed);
         let smoothed = this.frame_ms.get();
         this.frame_ms.set(if smoothed == 0.0 {
             elapsed

@@ -273,13 +273,30 @@ async fn recovery_figures() -> Result<String, String> {
         let t = s.last_init.ok_or("no timings")?;
         rows.push((t, app.pipeline_wait_ms.get()));
     }
+    // The frame scope on the demo's real frame: alternate 2 s blocks off / on.
+    let mut per_frame = [Vec::new(), Vec::new()];
+    for block in 0..6 {
+        let scoped = block % 2;
+        runtime.set_level(if scoped == 1 {
+            webgpu_guard::web::DiagnosticsLevel::Phases
+        } else {
+            webgpu_guard::web::DiagnosticsLevel::Off
+        });
+        progress(&format!("scene frame cost, block {}/6", block + 1));
+        let before = runtime.status();
+        gloo_timers::future::TimeoutFuture::new(2000).await;
+        let after = runtime.status();
+        let frames = (after.frames - before.frames).max(1) as f64;
+        per_frame[scoped].push((after.frame_ms_total - before.frame_ms_total) / frames);
+    }
+    runtime.set_level(webgpu_guard::web::DiagnosticsLevel::Phases);
     runtime.stop();
     let pick = |f: &dyn Fn(&(webgpu_guard::web::runtime::InitTimings, f64)) -> f64| {
         median(&rows.iter().map(f).collect::<Vec<_>>())
     };
     Ok(format!(
         "{{\"cold\": {{\"assets_ms\": {:.2}, \"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}}}, \
-          \"recovery\": {{\"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}, \"runs\": {}}}}}",
+          \"scene_frame\": {{\"none_ms\": {:.4}, \"scoped_ms\": {:.4}}}, \"recovery\": {{\"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}, \"runs\": {}}}}}",
         assets_ms,
         cold.adapter_ms,
         cold.device_ms,
@@ -287,6 +304,8 @@ async fn recovery_figures() -> Result<String, String> {
         cold.resources_ms,
         cold_pipelines,
         cold.to_first_frame_ms + assets_ms,
+        median(&per_frame[0]),
+        median(&per_frame[1]),
         pick(&|r| r.0.adapter_ms),
         pick(&|r| r.0.device_ms),
         pick(&|r| r.0.configure_ms),

@@ -1,0 +1,238 @@
+//! The browser harness shared by the end-to-end tests and the benchmark runner:
+//! a static server, chromedriver in its own process group, headless Chromium with
+//! WebGPU on SwiftShader. Everything is torn down on `Drop`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use thirtyfour::prelude::*;
+
+/// The crate root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A static file server for a build folder, stopped on drop.
+pub struct Server {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// Serves `dist` on 127.0.0.1 at a free port.
+    pub fn start(dist: PathBuf) -> Server {
+        assert!(
+            dist.exists(),
+            "{} is missing: build it with trunk first (scripts/test and scripts/bench do)",
+            dist.display()
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let dist = dist.clone();
+                        std::thread::spawn(move || serve(stream, &dist));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Server { port, stop }
+    }
+
+    /// The URL of `page` (with its query).
+    pub fn url(&self, page: &str) -> String {
+        format!("http://127.0.0.1:{}/{page}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve(stream: TcpStream, dist: &Path) {
+    let _ = stream.set_nonblocking(false);
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).map(|n| n == 0).unwrap_or(true) || line == "\r\n" {
+            break;
+        }
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/");
+    let path = path
+        .split('?')
+        .next()
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    let path = if path.is_empty() { "index.html" } else { path };
+    let file = dist.join(path);
+    let mut stream = stream;
+    match (!path.contains(".."))
+        .then(|| std::fs::read(&file))
+        .and_then(Result::ok)
+    {
+        Some(body) => {
+            let kind = match file.extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html; charset=utf-8",
+                Some("js") => "text/javascript",
+                Some("wasm") => "application/wasm",
+                Some("css") => "text/css",
+                _ => "application/octet-stream",
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+        None => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    }
+}
+
+/// chromedriver in its own process group, killed with the group on drop.
+pub struct Chromedriver {
+    child: Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Chromedriver {
+    /// Starts chromedriver on a free port and waits until it listens.
+    pub fn start() -> Chromedriver {
+        use std::os::unix::process::CommandExt;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        let config = root().join("target").join("e2e-chrome-config");
+        let _ = std::fs::create_dir_all(&config);
+        let child = Command::new(
+            std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into()),
+        )
+        .arg(format!("--port={port}"))
+        .env("XDG_CONFIG_HOME", &config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("chromedriver starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Chromedriver { child, port }
+    }
+}
+
+impl Drop for Chromedriver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Which Chromium flags a test needs.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Flags {
+    /// WebGPU on SwiftShader, presenting to a canvas.
+    WebGpu,
+    /// Plus many GPU-process crashes allowed in a row.
+    WebGpuCrashes,
+    /// No WebGPU flags at all.
+    NoWebGpu,
+}
+
+/// Kills the browser started with this profile (Chromium leaves chromedriver's
+/// process group) and removes the profile.
+pub struct Profile(pub PathBuf);
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-f", &self.0.display().to_string()])
+            .status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+static PROFILE_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A fresh profile folder under `target/`.
+pub fn new_profile() -> Profile {
+    Profile(root().join("target").join(format!(
+        "e2e-profile-{}-{}",
+        std::process::id(),
+        PROFILE_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )))
+}
+
+/// Starts headless Chromium through `chromedriver` with `flags`.
+pub async fn launch(
+    chromedriver: &Chromedriver,
+    profile: &Profile,
+    flags: Flags,
+) -> WebDriverResult<WebDriver> {
+    let mut caps = DesiredCapabilities::chrome();
+    caps.set_binary(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))?;
+    let mut args = vec![
+        "--headless=new".to_string(),
+        "--no-sandbox".into(),
+        "--disable-dev-shm-usage".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--no-first-run".into(),
+        "--window-size=1280,1024".into(),
+        format!("--user-data-dir={}", profile.0.display()),
+    ];
+    if flags != Flags::NoWebGpu {
+        args.extend(
+            [
+                "--enable-unsafe-webgpu",
+                "--enable-features=Vulkan",
+                "--use-vulkan=swiftshader",
+                "--use-angle=swiftshader",
+            ]
+            .map(String::from),
+        );
+    }
+    if flags == Flags::WebGpuCrashes {
+        args.push("--disable-domain-blocking-for-3d-apis".into());
+        args.push("--disable-gpu-process-crash-limit".into());
+    }
+    for arg in &args {
+        caps.add_arg(arg)?;
+    }
+    WebDriver::new(format!("http://127.0.0.1:{}", chromedriver.port), caps).await
+}
