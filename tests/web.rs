@@ -347,6 +347,43 @@ async fn per_call_mode_names_the_right_call_site_among_many() {
 }
 
 #[wasm_bindgen_test]
+async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::Attributed);
+    let mut bad_line = 0;
+    let result = d
+        .phase("attributed-buffers", || {
+            let mut kept = Vec::new();
+            for i in 0..12 {
+                kept.push(d.create_buffer(&format!("fine-{i}"), 64, UNIFORM | COPY_DST)?);
+                if i == 4 {
+                    bad_line = line!() + 1;
+                    kept.push(d.create_buffer("attributed-bad", 64, MAP_READ | MAP_WRITE)?);
+                }
+            }
+            Ok(kept.len())
+        })
+        .await;
+    let fault = result.unwrap_err();
+    assert_eq!(fault.origin.object.as_deref(), Some("attributed-bad"));
+    assert_eq!(
+        fault.origin.call_site.map(|s| s.line),
+        Some(bad_line),
+        "{fault}"
+    );
+    // The table is per phase: a later phase does not reuse it.
+    d.set_level(DiagnosticsLevel::Phases);
+    let fault = d
+        .phase("later", || {
+            d.create_buffer("attributed-bad", 64, MAP_READ | MAP_WRITE)
+                .map(|_| ())
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(fault.origin.call_site, None);
+}
+
+#[wasm_bindgen_test]
 async fn the_oom_ladder_degrades_to_a_size_that_fits() {
     let d = device().await;
     let medium = TextureSpec::d2(

@@ -209,6 +209,9 @@ impl GuardedDevice {
             )
             .at(site));
         }
+        if self.level() == DiagnosticsLevel::Attributed && self.in_phase() {
+            self.record_call_site(label, site);
+        }
         let per_call = self.level() == DiagnosticsLevel::PerCall;
         if per_call {
             for filter in [Filter::Validation, Filter::OutOfMemory, Filter::Internal] {

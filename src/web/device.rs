@@ -17,7 +17,13 @@ pub enum DiagnosticsLevel {
     Off,
     /// One scope set per phase and per frame (the default).
     Phases,
-    /// Also one scope set per creation, with the Rust call site (the hunt).
+    /// Phase scopes, plus the Rust call site of every creation recorded under its
+    /// label: a fault is attributed to its call through the object label the
+    /// implementation's message names. Costs about what phases cost; reports the
+    /// first fault of each filter per phase.
+    Attributed,
+    /// One scope set per creation, with the Rust call site: every fault of a phase,
+    /// each named (the hunt; costs a scope round trip per creation).
     PerCall,
 }
 
@@ -27,6 +33,7 @@ impl DiagnosticsLevel {
         match text {
             "off" => Some(DiagnosticsLevel::Off),
             "phases" => Some(DiagnosticsLevel::Phases),
+            "attributed" => Some(DiagnosticsLevel::Attributed),
             "per-call" | "percall" | "call" => Some(DiagnosticsLevel::PerCall),
             _ => None,
         }
@@ -37,6 +44,7 @@ impl DiagnosticsLevel {
         match self {
             DiagnosticsLevel::Off => "off",
             DiagnosticsLevel::Phases => "phases",
+            DiagnosticsLevel::Attributed => "attributed",
             DiagnosticsLevel::PerCall => "per-call",
         }
     }
@@ -81,6 +89,7 @@ struct Inner {
     lost: Cell<bool>,
     phase_depth: Cell<u32>,
     pending_calls: RefCell<Vec<PendingCall>>,
+    call_sites: RefCell<Vec<(String, crate::fault::CallSite)>>,
 }
 
 /// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
@@ -104,6 +113,7 @@ impl GuardedDevice {
                 lost: Cell::new(false),
                 phase_depth: Cell::new(0),
                 pending_calls: RefCell::new(Vec::new()),
+                call_sites: RefCell::new(Vec::new()),
             }),
         }
     }
@@ -183,6 +193,34 @@ impl GuardedDevice {
 
     pub(crate) fn add_pending_call(&self, call: PendingCall) {
         self.inner.pending_calls.borrow_mut().push(call);
+    }
+
+    pub(crate) fn record_call_site(&self, label: &str, site: crate::fault::CallSite) {
+        self.inner
+            .call_sites
+            .borrow_mut()
+            .push((label.to_string(), site));
+    }
+
+    /// Names the call behind `fault` from the label its message quotes (the most
+    /// recent creation with that label), when attribution recorded one.
+    pub(crate) fn attribute(&self, mut fault: Fault) -> Fault {
+        if fault.origin.call_site.is_some() {
+            return fault;
+        }
+        let Some(label) = crate::fault::label_in_message(&fault.message) else {
+            return fault;
+        };
+        let sites = self.inner.call_sites.borrow();
+        if let Some((_, site)) = sites.iter().rev().find(|(l, _)| *l == label) {
+            fault.origin.call_site = Some(*site);
+            fault.origin.object = Some(label);
+        }
+        fault
+    }
+
+    pub(crate) fn clear_call_sites(&self) {
+        self.inner.call_sites.borrow_mut().clear();
     }
 
     pub(crate) fn take_pending_calls(&self) -> Vec<PendingCall> {

@@ -273,6 +273,10 @@ impl GuardedDevice {
                 Err(fault) => faults.push(fault.clone().in_phase(label)),
             }
         }
+        let mut faults: Vec<Fault> = faults.into_iter().map(|f| self.attribute(f)).collect();
+        if !self.in_phase() {
+            self.clear_call_sites();
+        }
         let lost = self.is_lost();
         match (result, faults.is_empty(), lost) {
             (Ok(value), true, false) => Ok(value),

@@ -30,15 +30,18 @@ pub enum Strategy {
     PerResourceAwaited,
     /// webgpu-guard's per-call mode: three scopes per resource, pops awaited together per phase.
     PerCallTogether,
+    /// webgpu-guard's attributed mode: phase scopes, call sites found through labels.
+    Attributed,
 }
 
 impl Strategy {
     /// Every strategy, baseline first.
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 5] = [
         Strategy::None,
         Strategy::Phases,
         Strategy::PerResourceAwaited,
         Strategy::PerCallTogether,
+        Strategy::Attributed,
     ];
 
     /// The row name.
@@ -48,6 +51,7 @@ impl Strategy {
             Strategy::Phases => "8 phase scopes",
             Strategy::PerResourceAwaited => "scope per resource, awaited one by one",
             Strategy::PerCallTogether => "per-call scopes, pops awaited together",
+            Strategy::Attributed => "per-call attribution through labels",
         }
     }
 }
@@ -154,11 +158,11 @@ pub async fn measure(d: &GuardedDevice, kit: &Kit, strategy: Strategy) -> Result
                 kept.push(create(d, kit, i, &mut buffers)?);
             }
         }
-        Strategy::Phases | Strategy::PerCallTogether => {
-            d.set_level(if strategy == Strategy::Phases {
-                DiagnosticsLevel::Phases
-            } else {
-                DiagnosticsLevel::PerCall
+        Strategy::Phases | Strategy::PerCallTogether | Strategy::Attributed => {
+            d.set_level(match strategy {
+                Strategy::Phases => DiagnosticsLevel::Phases,
+                Strategy::PerCallTogether => DiagnosticsLevel::PerCall,
+                _ => DiagnosticsLevel::Attributed,
             });
             for phase in 0..PHASES {
                 let made = d

@@ -268,7 +268,9 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
                     log::info(&format!("diagnostics level: {}", level.as_str()));
                     JsValue::TRUE
                 }
-                None => JsValue::from_str("use \"off\", \"phases\" or \"per-call\""),
+                None => {
+                    JsValue::from_str("use \"off\", \"phases\", \"attributed\" or \"per-call\"")
+                }
             },
         );
     expose("gpuDebug", debug.as_ref().unchecked_ref());
