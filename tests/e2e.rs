@@ -562,6 +562,15 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
     })
     .await?;
 
+    s.wait_text("hud", "oom 1", 10).await?;
+    let errors = s.lines("error").await?;
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("out-of-memory") && l.contains("injected-oom-texture")),
+        "{errors:?}"
+    );
+
     s.driver.find(By::Id("btn-shader")).await?.click().await?;
     s.wait_for("shader error counted", 10, |st| {
         num(&st["errors"], "validation") >= 2
@@ -572,6 +581,13 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
         .await?;
     assert!(panel.contains("injected-bad-shader:4:"), "{panel}");
     assert!(panel.contains('^'), "{panel}");
+    let errors = s.lines("error").await?;
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.starts_with("[webgpu-guard] injected-bad-shader:4:")),
+        "{errors:?}"
+    );
 
     let before = s.status().await?;
     s.driver.find(By::Id("btn-storm")).await?.click().await?;
@@ -629,6 +645,15 @@ async fn readme_screenshot() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
     s.wait_running(1).await?;
+    s.wait_text("hud", "oom 1", 10).await?;
+    let errors = s.lines("error").await?;
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("out-of-memory") && l.contains("injected-oom-texture")),
+        "{errors:?}"
+    );
+
     s.driver.find(By::Id("btn-shader")).await?.click().await?;
     s.driver
         .find(By::Id("btn-validation"))

@@ -128,6 +128,20 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     o
 }
 
+/// `value` with `decimals` digits after the point, without pulling float
+/// formatting into the binary.
+fn fixed(value: f64, decimals: u32) -> String {
+    let scale = 10u64.pow(decimals);
+    let scaled = (value.max(0.0) * scale as f64).round() as u64;
+    let fraction = (scaled % scale).to_string();
+    format!(
+        "{}.{}{}",
+        scaled / scale,
+        "0".repeat(decimals as usize - fraction.len().min(decimals as usize)),
+        fraction
+    )
+}
+
 fn hud_text(status: &Status, app: &DemoApp) -> String {
     let loss = status
         .last_loss
@@ -141,7 +155,7 @@ fn hud_text(status: &Status, app: &DemoApp) -> String {
         })
         .unwrap_or_else(|| "none".into());
     format!(
-        "device      {}\nadapter     {}\ngeneration  {}   recoveries {}\nlast loss   {}\nerrors      validation {}  oom {}  internal {}\nlines       logged {}  held back {}\nlive        {} objects, {:.1} MiB\nshadow map  {}\nframe       #{}  {:.2} ms CPU\nscopes      {}",
+        "device      {}\nadapter     {}\ngeneration  {}   recoveries {}\nlast loss   {}\nerrors      validation {}  oom {}  internal {}\nlines       logged {}  held back {}\nlive        {} objects, {} MiB\nshadow map  {}\nframe       #{}  {} ms CPU\nscopes      {}",
         status.state.as_str(),
         status.adapter,
         status.generation,
@@ -153,13 +167,13 @@ fn hud_text(status: &Status, app: &DemoApp) -> String {
         status.net.logged,
         status.net.suppressed,
         status.live.objects,
-        status.live.bytes as f64 / (1024.0 * 1024.0),
+        fixed(status.live.bytes as f64 / (1024.0 * 1024.0), 1),
         match app.shadow_size.get() {
             0 => "-".to_string(),
             s => format!("{s}x{s} depth32float"),
         },
         status.frames,
-        status.frame_ms,
+        fixed(status.frame_ms, 2),
         status.level.as_str(),
     )
 }
