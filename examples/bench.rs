@@ -164,10 +164,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  the demo's frame:   no scope {scene_none:.4} ms, frame scope {scene_scoped:.4} ms ({:+.1}%)",
         (scene_scoped / scene_none - 1.0) * 100.0
     );
+    // The demo-frame difference is within the noise of a software GPU sharing the
+    // CPU; the verdict uses the scope's fixed cost, measured in a tight loop,
+    // against the demo's frame.
+    let fixed = scoped_total - none_total;
     println!(
-        "  target: a frame scope adds <= 2% main-thread time per frame (demo frame): {}; the scope itself costs a fixed ~{:.3} ms",
-        verdict(scene_scoped <= scene_none * 1.02),
-        scoped_total - none_total
+        "  target: a frame scope adds <= 2% main-thread time per frame: fixed ~{fixed:.3} ms = {:.1}% of the demo's {scene_none:.2} ms frame -> {}",
+        fixed / scene_none * 100.0,
+        verdict(fixed <= scene_none * 0.02)
     );
 
     let storm = results["storm"].as_array().cloned().unwrap_or_default();
