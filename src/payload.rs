@@ -183,7 +183,7 @@ impl Payload {
         if count == 0 {
             return Err(fail(PayloadProblem::ZeroCount));
         }
-        if stride == 0 || stride % STRIDE_ALIGN != 0 {
+        if stride == 0 || !stride.is_multiple_of(STRIDE_ALIGN) {
             return Err(fail(PayloadProblem::BadStride { stride }));
         }
         if stride < min_record {
@@ -217,7 +217,7 @@ impl Payload {
     /// Panics if `stride` is not a non-zero multiple of 16 or a record is longer.
     pub fn encode(stride: u32, records: &[Vec<u8>]) -> Vec<u8> {
         assert!(
-            stride > 0 && stride % STRIDE_ALIGN == 0,
+            stride > 0 && stride.is_multiple_of(STRIDE_ALIGN),
             "stride must be 16 x k"
         );
         let mut out = Vec::with_capacity(HEADER_LEN + records.len() * stride as usize);

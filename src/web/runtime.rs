@@ -123,10 +123,12 @@ struct Live<R> {
     resources: R,
 }
 
+type FrameCallback = Closure<dyn FnMut(f64)>;
+
 struct FrameLoop {
     running: Cell<bool>,
     handle: Cell<Option<i32>>,
-    callback: RefCell<Option<Closure<dyn FnMut(f64)>>>,
+    callback: RefCell<Option<FrameCallback>>,
 }
 
 type FallbackHook = Rc<dyn Fn(&Fallback)>;

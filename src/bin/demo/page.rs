@@ -413,7 +413,7 @@ fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
     let d = dragging.clone();
     let c = canvas.clone();
     let down = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
-        d.set(Some((e.client_x() as f64, e.client_y() as f64)));
+        d.set(Some((e.client_x(), e.client_y())));
         let _ = c.set_pointer_capture(e.pointer_id());
     });
     let _ = target.add_event_listener_with_callback("pointerdown", down.as_ref().unchecked_ref());
@@ -423,7 +423,7 @@ fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
     let a = app.clone();
     let moved = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
         if let Some((x, y)) = d.get() {
-            let (nx, ny) = (e.client_x() as f64, e.client_y() as f64);
+            let (nx, ny) = (e.client_x(), e.client_y());
             a.camera.borrow_mut().drag((nx - x) as f32, (ny - y) as f32);
             d.set(Some((nx, ny)));
         }
