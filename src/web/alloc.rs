@@ -20,7 +20,7 @@ use crate::formats::{texture_bytes, TextureShape};
 use crate::ledger::{EntryId, Ledger, ObjectKind};
 use crate::web::device::{DiagnosticsLevel, GuardedDevice, PendingCall};
 use crate::web::js::enum_str;
-use crate::web::scope::{pop_now, Filter, Popped};
+use crate::web::scope::{name_call_outcome, pop_now, Filter};
 
 /// A GPU object the allocator can track.
 pub trait GpuResource {
@@ -237,18 +237,10 @@ impl GuardedDevice {
                 for pop in pops {
                     let device = self.clone();
                     let template = template.clone();
-                    pop.detach(move |outcome| match outcome {
-                        Ok(Popped {
-                            error: Some(fault), ..
-                        }) => {
-                            let mut named = template;
-                            named.kind = fault.kind;
-                            named.message = fault.message;
-                            named.hint = fault.hint;
+                    pop.detach(move |outcome| {
+                        if let Some(named) = name_call_outcome(&template, outcome) {
                             device.report_late(&named);
                         }
-                        Ok(_) => {}
-                        Err(fault) => device.report_late(&fault),
                     });
                 }
             }

@@ -16,7 +16,7 @@ use web_sys::{GpuError, GpuErrorFilter};
 
 use crate::fault::{Fault, FaultKind};
 use crate::web::classify::to_fault;
-use crate::web::device::GuardedDevice;
+use crate::web::device::{GuardedDevice, PendingCall};
 use crate::web::js::describe;
 
 /// The three error-scope filters.
@@ -141,6 +141,45 @@ pub async fn wait_all(pops: Vec<PendingPop>) -> Vec<Result<Popped, Fault>> {
         .collect()
 }
 
+/// Names a per-call outcome after its call: the template's object and call site
+/// with the caught error's kind, message and hint. `None` when the call was clean.
+pub(crate) fn name_call_outcome(template: &Fault, outcome: Result<Popped, Fault>) -> Option<Fault> {
+    match outcome {
+        Ok(Popped {
+            error: Some(fault), ..
+        }) => {
+            let mut named = template.clone();
+            named.kind = fault.kind;
+            named.message = fault.message;
+            named.hint = fault.hint;
+            Some(named)
+        }
+        Ok(_) => None,
+        Err(fault) => Some(fault),
+    }
+}
+
+/// The fault of one outcome, if any (a rejected pop is a fault too).
+fn outcome_fault(outcome: Result<Popped, Fault>) -> Option<Fault> {
+    match outcome {
+        Ok(popped) => popped.error,
+        Err(fault) => Some(fault),
+    }
+}
+
+/// Splits pending calls into one template and one pop per scope.
+fn unpack_calls(calls: Vec<PendingCall>) -> (Vec<Fault>, Vec<PendingPop>) {
+    let mut templates = Vec::new();
+    let mut pops = Vec::new();
+    for call in calls {
+        for pop in call.pops {
+            templates.push(call.fault_template.clone());
+            pops.push(pop);
+        }
+    }
+    (templates, pops)
+}
+
 /// One pushed error scope. Pops on `pop`, `close`, or `Drop`.
 pub struct ErrorScope {
     device: GuardedDevice,
@@ -239,40 +278,18 @@ impl GuardedDevice {
             self.take_pending_calls()
         };
         let phase_pops = pops.len();
-        let mut templates = Vec::new();
-        for call in calls {
-            for pop in call.pops {
-                templates.push(call.fault_template.clone());
-                pops.push(pop);
-            }
-        }
-        let outcomes = wait_all(pops).await;
-        let mut faults: Vec<Fault> = Vec::new();
+        let (templates, call_pops) = unpack_calls(calls);
+        pops.extend(call_pops);
+        let mut outcomes = wait_all(pops).await;
+        let call_outcomes = outcomes.split_off(phase_pops);
         // Per-call faults first: they carry the call site.
-        for (template, outcome) in templates.iter().zip(&outcomes[phase_pops..]) {
-            match outcome {
-                Ok(Popped {
-                    error: Some(fault), ..
-                }) => {
-                    let mut named = template.clone();
-                    named.kind = fault.kind;
-                    named.message = fault.message.clone();
-                    named.hint = fault.hint;
-                    faults.push(named.in_phase(label));
-                }
-                Ok(_) => {}
-                Err(fault) => faults.push(fault.clone().in_phase(label)),
-            }
-        }
-        for outcome in &outcomes[..phase_pops] {
-            match outcome {
-                Ok(Popped {
-                    error: Some(fault), ..
-                }) => faults.push(fault.clone().in_phase(label)),
-                Ok(_) => {}
-                Err(fault) => faults.push(fault.clone().in_phase(label)),
-            }
-        }
+        let faults: Vec<Fault> = templates
+            .iter()
+            .zip(call_outcomes)
+            .filter_map(|(template, outcome)| name_call_outcome(template, outcome))
+            .chain(outcomes.into_iter().filter_map(outcome_fault))
+            .map(|f| f.in_phase(label))
+            .collect();
         let mut faults: Vec<Fault> = faults.into_iter().map(|f| self.attribute(f)).collect();
         if !self.in_phase() {
             self.clear_call_sites();
@@ -317,33 +334,13 @@ impl GuardedDevice {
 
     /// Awaits the per-call pops issued outside any phase; returns their faults.
     pub async fn flush_calls(&self) -> Vec<Fault> {
-        let calls = self.take_pending_calls();
-        let mut templates = Vec::new();
-        let mut pops = Vec::new();
-        for call in calls {
-            for pop in call.pops {
-                templates.push(call.fault_template.clone());
-                pops.push(pop);
-            }
-        }
+        let (templates, pops) = unpack_calls(self.take_pending_calls());
         let outcomes = wait_all(pops).await;
-        let mut faults = Vec::new();
-        for (template, outcome) in templates.into_iter().zip(outcomes) {
-            match outcome {
-                Ok(Popped {
-                    error: Some(fault), ..
-                }) => {
-                    let mut named = template;
-                    named.kind = fault.kind;
-                    named.message = fault.message;
-                    named.hint = fault.hint;
-                    faults.push(named);
-                }
-                Ok(_) => {}
-                Err(fault) => faults.push(fault),
-            }
-        }
-        faults
+        templates
+            .iter()
+            .zip(outcomes)
+            .filter_map(|(template, outcome)| name_call_outcome(template, outcome))
+            .collect()
     }
 }
 
@@ -373,10 +370,7 @@ impl FrameScope {
             let faults: Vec<Fault> = wait_all(pops)
                 .await
                 .into_iter()
-                .filter_map(|outcome| match outcome {
-                    Ok(p) => p.error,
-                    Err(fault) => Some(fault),
-                })
+                .filter_map(outcome_fault)
                 .map(|f| f.in_frame(frame))
                 .collect();
             if !faults.is_empty() {
