@@ -426,6 +426,23 @@ async fn orbit_drag_and_wheel_change_the_picture() -> TestResult {
         })
         .await?;
     assert!(status["camera"]["distance"].as_f64() > camera_before["distance"].as_f64());
+    // Two fingers moving apart zoom in.
+    s.eval(
+        "const c = document.getElementById('scene');
+         const ev = (type, id, x) => c.dispatchEvent(new PointerEvent(type,
+           {pointerId: id, clientX: x, clientY: 300, buttons: 1, bubbles: true, pointerType: 'touch'}));
+         ev('pointerdown', 11, 300); ev('pointerdown', 12, 400);
+         ev('pointermove', 12, 520); ev('pointerup', 11, 300); ev('pointerup', 12, 520);
+         return true",
+    )
+    .await?;
+    let pinched = s.status().await?;
+    assert!(
+        pinched["camera"]["distance"].as_f64() < status["camera"]["distance"].as_f64(),
+        "pinch did not zoom in: {} -> {}",
+        status["camera"]["distance"],
+        pinched["camera"]["distance"]
+    );
     s.quit().await?;
     Ok(())
 }

@@ -56,3 +56,62 @@ impl OrbitCamera {
         math::mul(&proj, &view)
     }
 }
+
+/// What a pointer move means for the camera.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GestureStep {
+    /// Nothing (a pointer that is not down).
+    None,
+    /// One pointer moved by this many pixels: orbit.
+    Drag(f64, f64),
+    /// Two pointers' distance changed by this many pixels: zoom.
+    Pinch(f64),
+}
+
+/// Pointers currently down on the canvas (mouse, pen or fingers).
+#[derive(Default)]
+pub struct Gesture {
+    pointers: Vec<(i32, f64, f64)>,
+    kind: String,
+}
+
+impl Gesture {
+    fn spread(&self) -> Option<f64> {
+        match self.pointers[..] {
+            [(_, ax, ay), (_, bx, by)] => Some(((ax - bx).powi(2) + (ay - by).powi(2)).sqrt()),
+            _ => None,
+        }
+    }
+
+    /// A pointer of `kind` (`"mouse"`, `"touch"`, `"pen"`) went down. A mouse and
+    /// a finger never make a pinch: a new kind forgets the other pointers.
+    pub fn down(&mut self, id: i32, x: f64, y: f64, kind: &str) {
+        if self.kind != kind {
+            self.pointers.clear();
+            self.kind = kind.to_string();
+        }
+        self.pointers.retain(|p| p.0 != id);
+        self.pointers.push((id, x, y));
+    }
+
+    /// A pointer moved.
+    pub fn moved(&mut self, id: i32, x: f64, y: f64) -> GestureStep {
+        let before = self.spread();
+        let Some(pointer) = self.pointers.iter_mut().find(|p| p.0 == id) else {
+            return GestureStep::None;
+        };
+        let (dx, dy) = (x - pointer.1, y - pointer.2);
+        pointer.1 = x;
+        pointer.2 = y;
+        match (before, self.spread()) {
+            (Some(a), Some(b)) => GestureStep::Pinch(b - a),
+            _ if self.pointers.len() == 1 => GestureStep::Drag(dx, dy),
+            _ => GestureStep::None,
+        }
+    }
+
+    /// A pointer went up or was cancelled.
+    pub fn up(&mut self, id: i32) {
+        self.pointers.retain(|p| p.0 != id);
+    }
+}

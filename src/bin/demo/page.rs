@@ -15,6 +15,7 @@ use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};
 use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
 
+use crate::camera::{Gesture, GestureStep};
 use crate::scene::{DemoApp, SceneData};
 
 /// A WGSL module with a deliberate error (and a non-ASCII comment, so the caret
@@ -407,35 +408,52 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
 }
 
 fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
-    let dragging = Rc::new(std::cell::Cell::new(None::<(f64, f64)>));
+    let gesture = Rc::new(std::cell::RefCell::new(Gesture::default()));
     let target: &web_sys::EventTarget = canvas.as_ref();
 
-    let d = dragging.clone();
+    let g = gesture.clone();
     let c = canvas.clone();
     let down = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
-        d.set(Some((e.client_x(), e.client_y())));
+        g.borrow_mut().down(
+            e.pointer_id(),
+            e.client_x(),
+            e.client_y(),
+            &e.pointer_type(),
+        );
         let _ = c.set_pointer_capture(e.pointer_id());
     });
     let _ = target.add_event_listener_with_callback("pointerdown", down.as_ref().unchecked_ref());
     down.forget();
 
-    let d = dragging.clone();
+    let g = gesture.clone();
     let a = app.clone();
     let moved = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
-        if let Some((x, y)) = d.get() {
-            let (nx, ny) = (e.client_x(), e.client_y());
-            a.camera.borrow_mut().drag((nx - x) as f32, (ny - y) as f32);
-            d.set(Some((nx, ny)));
+        if e.buttons() == 0 {
+            // Released somewhere we did not hear about: no longer down.
+            g.borrow_mut().up(e.pointer_id());
+            return;
+        }
+        let step = g
+            .borrow_mut()
+            .moved(e.pointer_id(), e.client_x(), e.client_y());
+        let mut camera = a.camera.borrow_mut();
+        match step {
+            GestureStep::Drag(dx, dy) => camera.drag(dx as f32, dy as f32),
+            GestureStep::Pinch(change) => camera.zoom(-(change as f32) * 4.0),
+            GestureStep::None => {}
         }
     });
     let _ = target.add_event_listener_with_callback("pointermove", moved.as_ref().unchecked_ref());
     moved.forget();
 
-    let d = dragging.clone();
-    let up =
-        Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |_e: web_sys::PointerEvent| d.set(None));
+    let g = gesture.clone();
+    let up = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
+        g.borrow_mut().up(e.pointer_id())
+    });
     let _ = target.add_event_listener_with_callback("pointerup", up.as_ref().unchecked_ref());
     let _ = target.add_event_listener_with_callback("pointercancel", up.as_ref().unchecked_ref());
+    let _ =
+        target.add_event_listener_with_callback("lostpointercapture", up.as_ref().unchecked_ref());
     up.forget();
 
     let a = app.clone();
