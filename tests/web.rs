@@ -306,6 +306,38 @@ async fn a_frame_scope_catches_an_error_raised_only_at_submit() {
         "{}",
         fault.message
     );
+
+    // The runtime's path: one call pops, faults go to the context's reporter.
+    let reported: Rc<RefCell<Vec<Fault>>> = Rc::default();
+    let r = reported.clone();
+    *d.context().reporter.borrow_mut() =
+        Some(Rc::new(move |f: &Fault| r.borrow_mut().push(f.clone())));
+    let again = d.create_buffer("destroyed-again", 256, COPY_DST).unwrap();
+    let encoder = d.raw().create_command_encoder();
+    encoder.clear_buffer(&again);
+    let commands = encoder.finish();
+    again.destroy();
+    let frame = d.begin_frame(8);
+    d.queue().submit(&[commands]);
+    frame.end_reported();
+    wait_until("reported frame fault", || !reported.borrow().is_empty()).await;
+    let fault = reported.borrow()[0].clone();
+    assert_eq!(fault.origin.frame, Some(8));
+    assert_eq!(fault.kind, FaultKind::Validation);
+    assert!(
+        fault.message.contains("destroyed-again"),
+        "{}",
+        fault.message
+    );
+    // A clean frame reports nothing and leaves the stack balanced.
+    let clean = d.begin_frame(9);
+    clean.end_reported();
+    settle().await;
+    assert_eq!(reported.borrow().len(), 1);
+    assert_eq!(
+        pop_now(&d).wait().await.map(|_| ()).unwrap_err().kind,
+        FaultKind::ScopeStack
+    );
 }
 
 #[wasm_bindgen_test]

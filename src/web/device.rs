@@ -90,6 +90,7 @@ struct Inner {
     phase_depth: Cell<u32>,
     pending_calls: RefCell<Vec<PendingCall>>,
     call_sites: RefCell<Vec<(String, crate::fault::CallSite)>>,
+    frame_reporter: RefCell<Option<js_sys::Function>>,
 }
 
 /// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
@@ -114,6 +115,7 @@ impl GuardedDevice {
                 phase_depth: Cell::new(0),
                 pending_calls: RefCell::new(Vec::new()),
                 call_sites: RefCell::new(Vec::new()),
+                frame_reporter: RefCell::new(None),
             }),
         }
     }
@@ -175,6 +177,36 @@ impl GuardedDevice {
             Some(report) => report(fault),
             None => log::error(&fault.to_string()),
         }
+    }
+
+    /// The JavaScript callback frame scopes report through: `(frame, error,
+    /// rejection)` to the context's reporter. Made once per device; it holds the
+    /// shared context, not the device, so nothing is kept alive by a cycle.
+    pub(crate) fn frame_reporter(&self) -> js_sys::Function {
+        if let Some(f) = self.inner.frame_reporter.borrow().as_ref() {
+            return f.clone();
+        }
+        let reporter = self.inner.context.reporter.clone();
+        let callback =
+            wasm_bindgen::closure::Closure::<dyn Fn(f64, wasm_bindgen::JsValue, String)>::new(
+                move |frame: f64, error: wasm_bindgen::JsValue, rejection: String| {
+                    let fault = if error.is_null() || error.is_undefined() {
+                        Fault::new(crate::fault::FaultKind::ScopeStack, rejection)
+                    } else {
+                        crate::web::classify::to_fault(wasm_bindgen::JsCast::unchecked_ref(&error))
+                    }
+                    .in_frame(frame as u64);
+                    let report = reporter.borrow().clone();
+                    match report {
+                        Some(report) => report(&fault),
+                        None => log::error(&fault.to_string()),
+                    }
+                },
+            );
+        let function: js_sys::Function =
+            wasm_bindgen::JsCast::unchecked_into(callback.into_js_value());
+        *self.inner.frame_reporter.borrow_mut() = Some(function.clone());
+        function
     }
 
     pub(crate) fn in_phase(&self) -> bool {

@@ -542,12 +542,7 @@ impl<A: App> Inner<A> {
                     };
                     let scope = live.gpu.device.begin_frame(number);
                     let result = this.app.frame(&live.gpu, &live.resources, &info);
-                    let net = this.net.clone();
-                    scope.end(move |faults| {
-                        for fault in &faults {
-                            net.report_fault(fault);
-                        }
-                    });
+                    scope.end_reported();
                     result
                 }
                 None => Ok(()),

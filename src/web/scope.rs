@@ -11,13 +11,43 @@
 //! A pop on an empty stack rejects; that rejection is always observed here and
 //! becomes a [`FaultKind::ScopeStack`] fault, never an unhandled rejection.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use web_sys::{GpuError, GpuErrorFilter};
 
 use crate::fault::{Fault, FaultKind};
 use crate::web::classify::to_fault;
 use crate::web::device::{GuardedDevice, PendingCall};
 use crate::web::js::describe;
+
+#[wasm_bindgen(inline_js = r#"
+export function guard_push_three(device) {
+  device.pushErrorScope('validation');
+  device.pushErrorScope('out-of-memory');
+  device.pushErrorScope('internal');
+}
+export function guard_pop_three(device, frame, report) {
+  const internal = device.popErrorScope();
+  const oom = device.popErrorScope();
+  const validation = device.popErrorScope();
+  Promise.allSettled([validation, oom, internal]).then((results) => {
+    for (const r of results) {
+      if (r.status !== 'fulfilled') {
+        report(frame, null, String(r.reason));
+      } else if (r.value) {
+        report(frame, r.value, '');
+      }
+    }
+  });
+}
+"#)]
+extern "C" {
+    /// Pushes validation, out-of-memory and internal scopes in one call.
+    fn guard_push_three(device: &web_sys::GpuDevice);
+    /// Pops three scopes in one call; `report(frame, error, rejection)` runs for
+    /// each error caught, after the GPU process has answered.
+    fn guard_pop_three(device: &web_sys::GpuDevice, frame: f64, report: &js_sys::Function);
+}
 
 /// The three error-scope filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,18 +347,18 @@ impl GuardedDevice {
         }
     }
 
-    /// Opens the scopes of frame `frame`; close them with [`FrameScope::end`] after
-    /// `queue.submit`.
+    /// Opens the scopes of frame `frame` (validation, out-of-memory, internal, in one
+    /// call); close them after `queue.submit` with [`FrameScope::end_reported`] or
+    /// [`FrameScope::end`].
     pub fn begin_frame(&self, frame: u64) -> FrameScope {
-        let scopes = if self.level() == crate::web::DiagnosticsLevel::Off {
-            None
-        } else {
-            Some(push_three(self))
-        };
+        let open = self.level() != crate::web::DiagnosticsLevel::Off;
+        if open {
+            guard_push_three(self.raw());
+        }
         FrameScope {
             device: self.clone(),
             frame,
-            scopes,
+            open,
         }
     }
 
@@ -345,10 +375,11 @@ impl GuardedDevice {
 }
 
 /// The scopes of one frame, spanning `queue.submit`. Never awaited in the frame.
+/// Dropping it ends it with [`FrameScope::end_reported`].
 pub struct FrameScope {
     device: GuardedDevice,
     frame: u64,
-    scopes: Option<[ErrorScope; 3]>,
+    open: bool,
 }
 
 impl FrameScope {
@@ -361,10 +392,14 @@ impl FrameScope {
     /// faults, tagged with the frame number, once the GPU process has answered.
     /// `report` is not called when the frame was clean.
     pub fn end(mut self, report: impl FnOnce(Vec<Fault>) + 'static) {
-        let Some(scopes) = self.scopes.take() else {
+        if !std::mem::replace(&mut self.open, false) {
             return;
-        };
-        let pops = close_three(scopes);
+        }
+        let pops = vec![
+            pop_now(&self.device),
+            pop_now(&self.device),
+            pop_now(&self.device),
+        ];
         let frame = self.frame;
         wasm_bindgen_futures::spawn_local(async move {
             let faults: Vec<Fault> = wait_all(pops)
@@ -378,23 +413,29 @@ impl FrameScope {
             }
         });
     }
+
+    /// Pops the scopes (after `queue.submit`) in one call, without awaiting and
+    /// without allocating: faults go to the device's late-fault reporter, tagged
+    /// with the frame number. The cheap path the runtime uses every frame.
+    pub fn end_reported(mut self) {
+        if std::mem::replace(&mut self.open, false) {
+            guard_pop_three(
+                self.device.raw(),
+                self.frame as f64,
+                &self.device.frame_reporter(),
+            );
+        }
+    }
 }
 
 impl Drop for FrameScope {
     fn drop(&mut self) {
-        if self.scopes.is_some() {
-            let device = self.device.clone();
-            let scopes = self.scopes.take();
-            let frame = FrameScope {
-                device: self.device.clone(),
-                frame: self.frame,
-                scopes,
-            };
-            frame.end(move |faults| {
-                for fault in &faults {
-                    device.report_late(fault);
-                }
-            });
+        if std::mem::replace(&mut self.open, false) {
+            guard_pop_three(
+                self.device.raw(),
+                self.frame as f64,
+                &self.device.frame_reporter(),
+            );
         }
     }
 }

@@ -140,7 +140,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
             let scope = (scoped == 1).then(|| d.begin_frame(n as u64));
             offscreen_frame(d, &view).map_err(|e| describe(&e))?;
             if let Some(scope) = scope {
-                scope.end(|_| {});
+                scope.end_reported();
             }
             cpu += now_ms() - t;
         }
