@@ -184,6 +184,7 @@ async fn storm_figures(d: &GuardedDevice) -> Result<String, String> {
         let mut owed = 0.0;
         let mut last = next_frame().await;
         let start = last;
+        let wall_start = now_ms();
         while last - start < 3000.0 {
             let now = next_frame().await;
             let dt = now - last;
@@ -200,7 +201,9 @@ async fn storm_figures(d: &GuardedDevice) -> Result<String, String> {
             cpu.push(now_ms() - t);
         }
         flush(d).await;
-        let seconds = (last - start) / 1000.0;
+        // Errors arrive after the calls that caused them: count lines over the whole
+        // span in which they were written, the tail until the flush included.
+        let seconds = (now_ms() - wall_start) / 1000.0;
         let after = net.stats();
         let errors = (after.validation - before.validation) as f64;
         let lines = (after.logged - before.logged) as f64;
