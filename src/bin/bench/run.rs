@@ -70,6 +70,30 @@ async fn device() -> Result<GuardedDevice, String> {
     Ok(GuardedDevice::new(raw))
 }
 
+/// A 256x256 render target for offscreen frames, and its view.
+fn offscreen_target(
+    d: &GuardedDevice,
+    label: &str,
+) -> Result<
+    (
+        webgpu_guard::web::Tracked<web_sys::GpuTexture>,
+        web_sys::GpuTextureView,
+    ),
+    String,
+> {
+    let target = d
+        .create_texture(&TextureSpec::d2(
+            label,
+            GpuTextureFormat::Rgba8unorm,
+            256,
+            256,
+            RENDER_ATTACHMENT,
+        ))
+        .map_err(|f| f.to_string())?;
+    let view = target.create_view().map_err(|e| describe(&e))?;
+    Ok((target, view))
+}
+
 /// One small offscreen frame: a cleared 256x256 target, submitted.
 fn offscreen_frame(d: &GuardedDevice, target: &web_sys::GpuTextureView) -> Result<(), JsValue> {
     let encoder = d.raw().create_command_encoder();
@@ -118,16 +142,7 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
 }
 
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
-    let target = d
-        .create_texture(&TextureSpec::d2(
-            "bench-frame-target",
-            GpuTextureFormat::Rgba8unorm,
-            256,
-            256,
-            RENDER_ATTACHMENT,
-        ))
-        .map_err(|f| f.to_string())?;
-    let view = target.create_view().map_err(|e| describe(&e))?;
+    let (_target, view) = offscreen_target(d, "bench-frame-target")?;
     let mut in_frame = [Vec::new(), Vec::new()];
     let mut per_frame_total = [Vec::new(), Vec::new()];
     const FRAMES: usize = 200;
@@ -163,16 +178,7 @@ async fn storm_figures(d: &GuardedDevice) -> Result<String, String> {
     let frame_counter = Rc::new(Cell::new(0u64));
     let net = ErrorNet::new(frame_counter.clone());
     let _listener = net.install(d.raw());
-    let target = d
-        .create_texture(&TextureSpec::d2(
-            "bench-storm-target",
-            GpuTextureFormat::Rgba8unorm,
-            256,
-            256,
-            RENDER_ATTACHMENT,
-        ))
-        .map_err(|f| f.to_string())?;
-    let view = target.create_view().map_err(|e| describe(&e))?;
+    let (_target, view) = offscreen_target(d, "bench-storm-target")?;
     let bad = GpuBufferDescriptor::new(16, MAP_READ | MAP_WRITE);
     bad.set_label("storm-buffer");
     let mut results = Vec::new();

@@ -4,16 +4,17 @@
 use std::cell::{Cell, RefCell};
 
 use web_sys::{
-    GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayoutDescriptor,
-    GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout, GpuBufferBindingType,
-    GpuColorTargetState, GpuCommandEncoderDescriptor, GpuCompareFunction, GpuCullMode,
-    GpuDepthStencilState, GpuFilterMode, GpuFragmentState, GpuIndexFormat, GpuLoadOp,
-    GpuPipelineLayoutDescriptor, GpuPrimitiveState, GpuRenderPassColorAttachment,
-    GpuRenderPassDepthStencilAttachment, GpuRenderPassDescriptor, GpuRenderPassEncoder,
-    GpuRenderPipeline, GpuRenderPipelineDescriptor, GpuSamplerBindingLayout, GpuSamplerBindingType,
-    GpuSamplerDescriptor, GpuStoreOp, GpuTexture, GpuTextureBindingLayout, GpuTextureFormat,
-    GpuTextureSampleType, GpuTextureView, GpuVertexAttribute, GpuVertexBufferLayout,
-    GpuVertexFormat, GpuVertexState, GpuVertexStepMode,
+    GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout,
+    GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout,
+    GpuBufferBindingType, GpuColorTargetState, GpuCommandEncoderDescriptor, GpuCompareFunction,
+    GpuCullMode, GpuDepthStencilState, GpuFilterMode, GpuFragmentState, GpuIndexFormat, GpuLoadOp,
+    GpuPipelineLayout, GpuPipelineLayoutDescriptor, GpuPrimitiveState,
+    GpuRenderPassColorAttachment, GpuRenderPassDepthStencilAttachment, GpuRenderPassDescriptor,
+    GpuRenderPassEncoder, GpuRenderPipeline, GpuRenderPipelineDescriptor, GpuSampler,
+    GpuSamplerBindingLayout, GpuSamplerBindingType, GpuSamplerDescriptor, GpuShaderModule,
+    GpuStoreOp, GpuTexture, GpuTextureBindingLayout, GpuTextureFormat, GpuTextureSampleType,
+    GpuTextureView, GpuVertexAttribute, GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState,
+    GpuVertexStepMode,
 };
 use webgpu_guard::fault::Fault;
 use webgpu_guard::math;
@@ -23,8 +24,8 @@ use webgpu_guard::web::alloc::{
     VERTEX,
 };
 use webgpu_guard::web::js::nullable;
+use webgpu_guard::web::GuardedDevice;
 use webgpu_guard::web::{App, FrameInfo, Gpu, TextureSpec, Tracked};
-use webgpu_guard::web::{GpuResource, GuardedDevice};
 
 use crate::camera::OrbitCamera;
 use crate::mesh::{self, Mesh, FLOATS_PER_VERTEX};
@@ -194,16 +195,20 @@ pub struct Resources {
     octa_indices: Tracked<GpuBuffer>,
     /// The buffer the storm's invalid submit touches.
     pub storm_target: Tracked<GpuBuffer>,
-    _layouts: Vec<Box<dyn std::any::Any>>,
+    _globals_layout: Tracked<GpuBindGroupLayout>,
+    _shadow_read_layout: Tracked<GpuBindGroupLayout>,
+    _shadow_pipeline_layout: Tracked<GpuPipelineLayout>,
+    _main_pipeline_layout: Tracked<GpuPipelineLayout>,
+    _shader: Tracked<GpuShaderModule>,
+    _sampler: Tracked<GpuSampler>,
     shadow_pipeline: Tracked<GpuRenderPipeline>,
     main_pipeline: Tracked<GpuRenderPipeline>,
     _shadow_map: Tracked<GpuTexture>,
     shadow_view: GpuTextureView,
     _depth: Tracked<GpuTexture>,
     depth_view: GpuTextureView,
-    globals_group: Box<dyn std::any::Any>,
-    globals_group_raw: web_sys::GpuBindGroup,
-    shadow_group_raw: web_sys::GpuBindGroup,
+    globals_group: Tracked<GpuBindGroup>,
+    shadow_group: Tracked<GpuBindGroup>,
     shadow_size: u32,
     /// Whether the shadow map must be drawn again (after a build, or every frame
     /// while the scene moves). A still scene draws it once.
@@ -230,8 +235,19 @@ fn vertex_layouts() -> Vec<js_sys::JsNullable<GpuVertexBufferLayout>> {
     vec![nullable(&geometry), nullable(&instance)]
 }
 
-fn boxed<T: GpuResource + 'static>(t: Tracked<T>) -> Box<dyn std::any::Any> {
-    Box::new(t)
+/// Depth test `less` with writes, on `format`.
+fn depth_state(format: GpuTextureFormat) -> GpuDepthStencilState {
+    let depth = GpuDepthStencilState::new(format);
+    depth.set_depth_write_enabled(true);
+    depth.set_depth_compare(GpuCompareFunction::Less);
+    depth
+}
+
+/// Triangle lists with back faces culled.
+fn back_face_culling() -> GpuPrimitiveState {
+    let primitive = GpuPrimitiveState::new();
+    primitive.set_cull_mode(GpuCullMode::Back);
+    primitive
 }
 
 impl App for DemoApp {
@@ -305,15 +321,11 @@ impl App for DemoApp {
             vertex.set_entry_point("vs_shadow");
             vertex.set_buffers(&vertex_layouts());
             let desc = GpuRenderPipelineDescriptor::new(&shadow_pl, &vertex);
-            let depth = GpuDepthStencilState::new(GpuTextureFormat::Depth32float);
-            depth.set_depth_write_enabled(true);
-            depth.set_depth_compare(GpuCompareFunction::Less);
+            let depth = depth_state(GpuTextureFormat::Depth32float);
             depth.set_depth_bias(2);
             depth.set_depth_bias_slope_scale(2.0);
             desc.set_depth_stencil(&depth);
-            let primitive = GpuPrimitiveState::new();
-            primitive.set_cull_mode(GpuCullMode::Back);
-            desc.set_primitive(&primitive);
+            desc.set_primitive(&back_face_culling());
             desc
         };
         let main_desc = {
@@ -327,13 +339,8 @@ impl App for DemoApp {
             );
             fragment.set_entry_point("fs_main");
             desc.set_fragment(&fragment);
-            let depth = GpuDepthStencilState::new(GpuTextureFormat::Depth24plus);
-            depth.set_depth_write_enabled(true);
-            depth.set_depth_compare(GpuCompareFunction::Less);
-            desc.set_depth_stencil(&depth);
-            let primitive = GpuPrimitiveState::new();
-            primitive.set_cull_mode(GpuCullMode::Back);
-            desc.set_primitive(&primitive);
+            desc.set_depth_stencil(&depth_state(GpuTextureFormat::Depth24plus));
+            desc.set_primitive(&back_face_culling());
             desc
         };
         let shadow_pending = d.start_render_pipeline("shadow-pipeline", &shadow_desc);
@@ -438,8 +445,6 @@ impl App for DemoApp {
         self.pipeline_wait_ms
             .set(webgpu_guard::web::js::now_ms() - waiting);
 
-        let globals_group_raw = (*globals_group).clone();
-        let shadow_group_raw = (*shadow_group).clone();
         Ok(Resources {
             globals,
             instances,
@@ -448,31 +453,26 @@ impl App for DemoApp {
             octa_vertices,
             octa_indices,
             storm_target,
-            _layouts: vec![
-                boxed(globals_layout),
-                boxed(shadow_read_layout),
-                boxed(shadow_pl),
-                boxed(main_pl),
-                boxed(shader.module),
-                boxed(sampler),
-                boxed(shadow_group),
-            ],
+            _globals_layout: globals_layout,
+            _shadow_read_layout: shadow_read_layout,
+            _shadow_pipeline_layout: shadow_pl,
+            _main_pipeline_layout: main_pl,
+            _shader: shader.module,
+            _sampler: sampler,
             shadow_pipeline,
             main_pipeline,
             _shadow_map: shadow_map,
             shadow_view,
             _depth: depth,
             depth_view,
-            globals_group: boxed(globals_group),
-            globals_group_raw,
-            shadow_group_raw,
+            globals_group,
+            shadow_group,
             shadow_size,
             shadow_dirty: Cell::new(true),
         })
     }
 
     fn frame(&self, gpu: &Gpu, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
-        let _ = &r.globals_group;
         if !self.still {
             if let Some(last) = self.last_frame_ms.get() {
                 let dt = ((info.time_ms - last) / 1000.0).clamp(0.0, 0.1);
@@ -522,8 +522,8 @@ impl App for DemoApp {
         main_desc.set_depth_stencil_attachment(&depth);
         let pass = encoder.begin_render_pass(&main_desc).map_err(Fault::from)?;
         pass.set_pipeline(&r.main_pipeline);
-        pass.set_bind_group(0, Some(&r.globals_group_raw));
-        pass.set_bind_group(1, Some(&r.shadow_group_raw));
+        pass.set_bind_group(0, Some(&*r.globals_group));
+        pass.set_bind_group(1, Some(&*r.shadow_group));
         self.draw_meshes(&pass, r);
         pass.end();
 
@@ -563,7 +563,7 @@ impl DemoApp {
             .begin_render_pass(&shadow_pass_desc)
             .map_err(Fault::from)?;
         pass.set_pipeline(&r.shadow_pipeline);
-        pass.set_bind_group(0, Some(&r.globals_group_raw));
+        pass.set_bind_group(0, Some(&*r.globals_group));
         self.draw_meshes(&pass, r);
         pass.end();
         Ok(())
