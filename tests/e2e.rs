@@ -84,12 +84,6 @@ impl Session {
                 Ok(status) => status?,
                 Err(_) => panic!("gpuStatus() did not answer in 20 s while waiting for {what}"),
             };
-            if std::env::var("E2E_TRACE").is_ok() {
-                eprintln!(
-                    "[e2e] {what}: {} gen {} frames {} fallback {}",
-                    status["state"], status["generation"], status["frames"], status["fallback"]
-                );
-            }
             if !status.is_null() && done(&status) {
                 return Ok(status);
             }
@@ -185,6 +179,13 @@ impl Session {
                     .collect()
             })
             .unwrap_or_default())
+    }
+
+    /// Fails the test with the page's errors and unhandled rejections, if any.
+    async fn assert_no_page_errors(&self) -> WebDriverResult<()> {
+        let errors = self.page_errors().await?;
+        assert!(errors.is_empty(), "page errors: {errors:?}");
+        Ok(())
     }
 
     async fn page_errors(&self) -> WebDriverResult<Vec<String>> {
@@ -324,7 +325,7 @@ async fn page_renders_and_frames_grow() -> TestResult {
         "canvas looks blank: {} colours",
         image.distinct_colors()
     );
-    assert!(s.page_errors().await?.is_empty());
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }
@@ -466,11 +467,7 @@ async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
         0,
         "the picture after recovery differs from the one before"
     );
-    assert!(
-        s.page_errors().await?.is_empty(),
-        "{:?}",
-        s.page_errors().await?
-    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }
@@ -498,11 +495,7 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
             );
         }
     }
-    assert!(
-        s.page_errors().await?.is_empty(),
-        "{:?}",
-        s.page_errors().await?
-    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }
@@ -538,11 +531,7 @@ async fn default_flags_second_crash_ends_in_the_reload_fallback() -> TestResult 
         frames,
         "frames still drawn after giving up"
     );
-    assert!(
-        s.page_errors().await?.is_empty(),
-        "{:?}",
-        s.page_errors().await?
-    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }
@@ -625,11 +614,7 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
         errors.iter().any(|l| l.contains("not a multiple of 4")),
         "{errors:?}"
     );
-    assert!(
-        s.page_errors().await?.is_empty(),
-        "{:?}",
-        s.page_errors().await?
-    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }
@@ -647,11 +632,7 @@ async fn without_webgpu_the_page_shows_a_readable_fallback() -> TestResult {
     assert!(panel.is_displayed().await?);
     let text = panel.text().await?;
     assert!(text.contains("WebGPU"), "{text}");
-    assert!(
-        s.page_errors().await?.is_empty(),
-        "{:?}",
-        s.page_errors().await?
-    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }

@@ -215,11 +215,7 @@ impl GuardedDevice {
         let per_call = self.level() == DiagnosticsLevel::PerCall;
         if per_call {
             for filter in [Filter::Validation, Filter::OutOfMemory, Filter::Internal] {
-                self.raw().push_error_scope(match filter {
-                    Filter::Validation => web_sys::GpuErrorFilter::Validation,
-                    Filter::OutOfMemory => web_sys::GpuErrorFilter::OutOfMemory,
-                    Filter::Internal => web_sys::GpuErrorFilter::Internal,
-                });
+                self.raw().push_error_scope(filter.raw());
             }
         }
         let created = create();

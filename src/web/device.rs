@@ -67,6 +67,17 @@ pub struct GuardContext {
     pub reporter: Rc<RefCell<Option<FaultReporter>>>,
 }
 
+impl GuardContext {
+    /// Hands a late fault to the reporter, or writes it to the console.
+    pub fn report(&self, fault: &Fault) {
+        let reporter = self.reporter.borrow().clone();
+        match reporter {
+            Some(report) => report(fault),
+            None => log::error(&fault.to_string()),
+        }
+    }
+}
+
 impl Default for GuardContext {
     fn default() -> Self {
         GuardContext {
@@ -172,11 +183,7 @@ impl GuardedDevice {
 
     /// Hands a late fault to the reporter (or the console).
     pub fn report_late(&self, fault: &Fault) {
-        let reporter = self.inner.context.reporter.borrow().clone();
-        match reporter {
-            Some(report) => report(fault),
-            None => log::error(&fault.to_string()),
-        }
+        self.inner.context.report(fault);
     }
 
     /// The JavaScript callback frame scopes report through: `(frame, error,
@@ -186,7 +193,7 @@ impl GuardedDevice {
         if let Some(f) = self.inner.frame_reporter.borrow().as_ref() {
             return f.clone();
         }
-        let reporter = self.inner.context.reporter.clone();
+        let context = self.inner.context.clone();
         let callback =
             wasm_bindgen::closure::Closure::<dyn Fn(f64, wasm_bindgen::JsValue, String)>::new(
                 move |frame: f64, error: wasm_bindgen::JsValue, rejection: String| {
@@ -196,11 +203,7 @@ impl GuardedDevice {
                         crate::web::classify::to_fault(wasm_bindgen::JsCast::unchecked_ref(&error))
                     }
                     .in_frame(frame as u64);
-                    let report = reporter.borrow().clone();
-                    match report {
-                        Some(report) => report(&fault),
-                        None => log::error(&fault.to_string()),
-                    }
+                    context.report(&fault);
                 },
             );
         let function: js_sys::Function =

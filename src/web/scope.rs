@@ -61,7 +61,7 @@ pub enum Filter {
 }
 
 impl Filter {
-    fn raw(self) -> GpuErrorFilter {
+    pub(crate) fn raw(self) -> GpuErrorFilter {
         match self {
             Filter::Validation => GpuErrorFilter::Validation,
             Filter::OutOfMemory => GpuErrorFilter::OutOfMemory,
