@@ -119,6 +119,9 @@ pub struct Fault {
     pub hint: Option<&'static str>,
     /// Other faults caught at the same time (another scope of the same phase).
     pub related: Vec<Fault>,
+    /// Whether the fault already went to the application's fault sink: a fault is
+    /// reported once, where it is observed, even when it is also returned as `Err`.
+    reported: bool,
 }
 
 impl Fault {
@@ -132,7 +135,26 @@ impl Fault {
             origin: Origin::default(),
             hint,
             related: Vec::new(),
+            reported: false,
         }
+    }
+
+    /// Whether the fault already went to the fault sink.
+    pub fn is_reported(&self) -> bool {
+        self.reported
+    }
+
+    /// Marks the fault as handed to the fault sink (so nobody reports it again).
+    pub fn mark_reported(mut self) -> Self {
+        self.reported = true;
+        self
+    }
+
+    /// The object label for telemetry and attribution: the label the library knows
+    /// (recorded at the origin); the message text is only a fallback, for engines
+    /// that quote labels (Dawn's `[Buffer "label"]`).
+    pub fn label_for_grouping(&self) -> Option<String> {
+        self.object_label()
     }
 
     /// Sets the phase label.

@@ -7,7 +7,8 @@
 //! This crate turns that silence into labelled, rate-limited diagnostics and into
 //! exact recovery:
 //!
-//! * error scopes that always pop ([`web::scope`]), per phase, per frame and per call;
+//! * error scopes that always pop ([`web::scope`]), per phase, per frame and per call,
+//!   with every WebGPU call made through a binding that catches;
 //! * a labelling, counting allocator ([`ledger`], [`web::alloc`]);
 //! * shader diagnostics with carets ([`shader_diag`]);
 //! * the uncaptured-error net with rate limiting and telemetry ([`rate_limit`],
@@ -21,6 +22,7 @@
 
 pub mod backoff;
 pub mod fault;
+pub mod fault_log;
 pub mod formats;
 pub mod ledger;
 pub mod math;

@@ -58,9 +58,51 @@ pub fn redact_quoted(text: &str) -> String {
     out
 }
 
-/// The strict sanitiser: first line only, labels and WGSL fragments redacted.
+/// Replaces every word that looks like user data (an address with `@`, a path or
+/// URL with `/` or `\\`, a run of four or more digits) with `…`. Words are split
+/// on spaces, quotes, brackets and `:`; the separators are kept.
+pub fn redact_user_data(text: &str) -> String {
+    let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;:=".contains(c);
+    let looks_private = |word: &str| {
+        let mut digits = 0;
+        let mut longest = 0;
+        for c in word.chars() {
+            if c.is_ascii_digit() {
+                digits += 1;
+                longest = longest.max(digits);
+            } else {
+                digits = 0;
+            }
+        }
+        word.contains('@') || word.contains('/') || word.contains('\\') || longest >= 4
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if looks_private(word) {
+            out.push('…');
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if is_separator(c) {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The strict sanitiser: first line only, labels and WGSL fragments redacted, and
+/// whatever looks like user data (addresses, paths, long numbers) redacted.
+/// Applied to labels too, it keeps a label's shape and drops its private parts.
 pub fn strict(text: &str) -> String {
-    redact_quoted(&first_line_only(text))
+    redact_user_data(&redact_quoted(&first_line_only(text)))
 }
 
 #[cfg(test)]
@@ -86,6 +128,16 @@ mod tests {
             "[Buffer \"…\"] used `…`"
         );
         assert_eq!(redact_quoted("unterminated \"abc"), "unterminated \"…");
+    }
+
+    #[test]
+    fn user_data_is_redacted_from_labels_and_messages() {
+        assert_eq!(redact_user_data("upload:/home/ana/photo.png"), "upload:…");
+        assert_eq!(redact_user_data("avatar ana@example.com"), "avatar …");
+        assert_eq!(redact_user_data("order-20261130 tile-3"), "… tile-3");
+        assert_eq!(redact_user_data("shadow-map 4096x4096"), "shadow-map …");
+        assert_eq!(strict("tex https://x.io/a"), "tex https:…");
+        assert_eq!(strict("globals"), "globals");
     }
 
     #[test]

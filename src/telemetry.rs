@@ -7,6 +7,9 @@ use crate::fault::{label_in_message, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
 use crate::sanitize::{truncate_chars, Sanitizer, TELEMETRY_MAX_CHARS};
 
+/// The longest label telemetry carries, in characters.
+pub const LABEL_MAX_CHARS: usize = 80;
+
 /// The label used for errors that name no object.
 pub const UNLABELLED: &str = "(unlabelled)";
 
@@ -101,20 +104,28 @@ impl Telemetry {
     }
 
     /// Records one error and, when the limiter admits it, sends it to `sink`.
+    /// `label` is the object label the library knows; without one, a label quoted
+    /// in the message is used (Dawn quotes them, wgpu does not). The label is
+    /// sanitised like the message, and the group is keyed by the sanitised label.
     /// Returns whether it was sent.
     pub fn record(
         &mut self,
         kind: FaultKind,
+        label: Option<&str>,
         message: &str,
         frame: Option<u64>,
         now_ms: f64,
         sink: &dyn TelemetrySink,
     ) -> bool {
-        let label = label_in_message(message).unwrap_or_else(|| UNLABELLED.to_string());
-        let cleaned = match &self.sanitizer {
-            Some(sanitize) => sanitize(message),
-            None => message.to_string(),
+        let raw_label = label
+            .map(str::to_string)
+            .or_else(|| label_in_message(message))
+            .unwrap_or_else(|| UNLABELLED.to_string());
+        let (label, cleaned) = match &self.sanitizer {
+            Some(sanitize) => (sanitize(&raw_label), sanitize(message)),
+            None => (raw_label, message.to_string()),
         };
+        let label = truncate_chars(&label, LABEL_MAX_CHARS);
         let cleaned = truncate_chars(&cleaned, TELEMETRY_MAX_CHARS);
         let group = self
             .groups
@@ -190,6 +201,7 @@ mod tests {
         let sink = MemorySink::default();
         t.record(
             FaultKind::Validation,
+            None,
             "Chrome says [Buffer \"verts\"] is bad",
             Some(1),
             0.0,
@@ -197,13 +209,15 @@ mod tests {
         );
         t.record(
             FaultKind::Validation,
-            "Firefox: [Buffer \"verts\"] invalid",
+            Some("verts"),
+            "Invalid usage flags BufferUsages(0x3)",
             Some(2),
             1.0,
             &sink,
         );
         t.record(
             FaultKind::OutOfMemory,
+            None,
             "[Buffer \"verts\"] no memory",
             Some(3),
             2.0,
@@ -211,6 +225,7 @@ mod tests {
         );
         t.record(
             FaultKind::Validation,
+            None,
             "no label at all",
             Some(4),
             3.0,
@@ -234,11 +249,22 @@ mod tests {
         t.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
         let sink = MemorySink::default();
         let long = format!("[Texture \"secret\"] {}", "x".repeat(1000));
-        t.record(FaultKind::Internal, &long, None, 0.0, &sink);
+        t.record(FaultKind::Internal, None, &long, None, 0.0, &sink);
         let event = &sink.events()[0];
         assert_eq!(event.message.chars().count(), 400);
         assert!(!event.message.contains("secret"));
-        assert_eq!(event.label, "secret");
+        // A label built from user data is sanitised before it keys a group.
+        t.record(
+            FaultKind::Validation,
+            Some("upload:/home/ana/photo.png"),
+            "bad",
+            None,
+            1.0,
+            &sink,
+        );
+        let event = &sink.events()[1];
+        assert_eq!(event.label, "upload:…");
+        assert!(t.groups().iter().all(|g| !g.label.contains("ana")));
     }
 
     #[test]
@@ -246,13 +272,13 @@ mod tests {
         let mut t = Telemetry::default();
         let sink = MemorySink::default();
         for i in 0..100 {
-            t.record(FaultKind::Validation, "e", None, i as f64, &sink);
+            t.record(FaultKind::Validation, None, "e", None, i as f64, &sink);
         }
         assert_eq!(sink.events().len(), 5);
         assert_eq!(t.held_back(), 95);
         assert_eq!(t.groups()[0].occurrences, 100);
         let mut t = Telemetry::default();
-        assert!(!t.record(FaultKind::Validation, "e", None, 0.0, &FailingSink));
+        assert!(!t.record(FaultKind::Validation, None, "e", None, 0.0, &FailingSink));
         assert_eq!(t.sink_failures(), 1);
         assert_eq!(t.sent(), 0);
     }

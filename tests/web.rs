@@ -19,8 +19,8 @@ use webgpu_guard::web::alloc::{
 use webgpu_guard::web::init;
 use webgpu_guard::web::lost::watch_lost;
 use webgpu_guard::web::net::JsFunctionSink;
-use webgpu_guard::web::scope::{pop_now, ErrorScope, Filter};
-use webgpu_guard::web::{DiagnosticsLevel, ErrorNet, GuardedDevice, TextureSpec};
+use webgpu_guard::web::scope::{pop_unmatched, Filter, ScopeSet};
+use webgpu_guard::web::{DiagnosticsLevel, ErrorNet, GuardContext, GuardedDevice, TextureSpec};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -107,10 +107,10 @@ async fn adapter_and_device_are_created() {
 #[wasm_bindgen_test]
 async fn a_scope_captures_a_validation_error_with_its_message() {
     let d = device().await;
-    let scope = ErrorScope::push(&d, Filter::Validation);
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "bad-usage-buffer");
-    let popped = scope.pop().await.expect("pop");
-    let fault = popped.error.expect("a validation error");
+    let popped = scope.pop().await;
+    let fault = popped.into_fault().expect("a validation error");
     assert_eq!(fault.kind, FaultKind::Validation);
     assert!(
         fault.message.contains("bad-usage-buffer"),
@@ -141,45 +141,45 @@ async fn destroy_resolves_lost_with_reason_destroyed() {
 #[wasm_bindgen_test]
 async fn only_the_first_error_of_a_scope_is_reported() {
     let d = device().await;
-    let scope = ErrorScope::push(&d, Filter::Validation);
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "first-bad");
     bad_buffer(&d, "second-bad");
     bad_buffer(&d, "third-bad");
-    let fault = scope.pop().await.unwrap().error.unwrap();
+    let fault = scope.pop().await.into_fault().unwrap();
     assert!(fault.message.contains("first-bad"), "{}", fault.message);
     assert!(!fault.message.contains("second-bad"));
     // The other two were discarded, not left for the next scope.
-    let next = ErrorScope::push(&d, Filter::Validation);
-    assert!(next.pop().await.unwrap().is_clean());
+    let next = ScopeSet::push(&d, &[Filter::Validation]);
+    assert!(next.pop().await.is_clean());
 }
 
 #[wasm_bindgen_test]
 async fn validation_scope_lets_out_of_memory_through_to_the_oom_scope() {
     let d = device().await;
-    let validation = ErrorScope::push(&d, Filter::Validation);
-    let oom = ErrorScope::push(&d, Filter::OutOfMemory);
+    let validation = ScopeSet::push(&d, &[Filter::Validation]);
+    let oom = ScopeSet::push(&d, &[Filter::OutOfMemory]);
     let texture = d.create_texture(&huge_texture("sixteen-gib")).unwrap();
-    let oom_popped = oom.pop().await.unwrap();
-    let validation_popped = validation.pop().await.unwrap();
+    let oom_popped = oom.pop().await;
+    let validation_popped = validation.pop().await;
     drop(texture);
     let fault = oom_popped
-        .error
+        .into_fault()
         .expect("the OOM scope catches the OOM error");
     assert_eq!(fault.kind, FaultKind::OutOfMemory);
     assert!(
-        validation_popped.error.is_none(),
+        validation_popped.is_clean(),
         "the validation scope caught an OOM error"
     );
 
     // A validation scope alone does not catch it either: it escapes to the outer OOM scope.
-    let outer_oom = ErrorScope::push(&d, Filter::OutOfMemory);
-    let inner_validation = ErrorScope::push(&d, Filter::Validation);
+    let outer_oom = ScopeSet::push(&d, &[Filter::OutOfMemory]);
+    let inner_validation = ScopeSet::push(&d, &[Filter::Validation]);
     let texture = d
         .create_texture(&huge_texture("sixteen-gib-again"))
         .unwrap();
-    assert!(inner_validation.pop().await.unwrap().error.is_none());
+    assert!(inner_validation.pop().await.is_clean());
     assert_eq!(
-        outer_oom.pop().await.unwrap().error.unwrap().kind,
+        outer_oom.pop().await.into_fault().unwrap().kind,
         FaultKind::OutOfMemory
     );
     drop(texture);
@@ -209,11 +209,11 @@ async fn a_phase_reports_both_nested_faults_naming_the_phase() {
 async fn pop_on_an_empty_stack_is_an_err_not_an_unhandled_rejection() {
     let d = device().await;
     let rejections = count_unhandled_rejections();
-    let result = pop_now(&d).wait().await;
-    let fault = result.expect_err("a pop without a push rejects");
+    let result = pop_unmatched(&d).wait().await;
+    let fault = result.into_fault().expect("a pop without a push rejects");
     assert_eq!(fault.kind, FaultKind::ScopeStack);
     // Dropped, detached pops on an empty stack are observed too.
-    pop_now(&d).detach(|_| {});
+    pop_unmatched(&d).detach();
     TimeoutFuture::new(200).await;
     assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
 }
@@ -221,8 +221,8 @@ async fn pop_on_an_empty_stack_is_an_err_not_an_unhandled_rejection() {
 /// Proves the stack is empty: a pop rejects and an unscoped error reaches the net.
 async fn assert_stack_balanced(d: &GuardedDevice) {
     assert_eq!(
-        pop_now(d).wait().await.map(|_| ()).unwrap_err().kind,
-        FaultKind::ScopeStack,
+        pop_unmatched(d).wait().await.into_fault().map(|f| f.kind),
+        Some(FaultKind::ScopeStack),
         "a scope was left open"
     );
     let net = ErrorNet::new(Rc::new(Cell::new(0)));
@@ -230,18 +230,18 @@ async fn assert_stack_balanced(d: &GuardedDevice) {
     bad_buffer(d, "after-balance-check");
     flush(d).await;
     wait_until("uncaptured error", || net.stats().validation == 1).await;
-    let scope = ErrorScope::push(d, Filter::Validation);
+    let scope = ScopeSet::push(d, &[Filter::Validation]);
     bad_buffer(d, "own-error");
-    let own = scope.pop().await.unwrap().error.unwrap();
-    assert!(own.message.contains("own-error"));
+    let own = scope.pop().await.into_fault().unwrap();
+    assert!(own.message.contains("own-error"), "a stale error: {own}");
 }
 
 #[wasm_bindgen_test]
 async fn the_stack_is_balanced_after_an_early_return() {
     let d = device().await;
     fn early(d: &GuardedDevice) -> Result<(), Fault> {
-        let _scope = ErrorScope::push(d, Filter::Validation);
-        let _outer = ErrorScope::push(d, Filter::OutOfMemory);
+        let _scope = ScopeSet::push(d, &[Filter::Validation]);
+        let _outer = ScopeSet::push(d, &[Filter::OutOfMemory]);
         Err(Fault::new(FaultKind::Exception, "bail out"))?;
         unreachable!()
     }
@@ -276,68 +276,59 @@ async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
     assert_stack_balanced(&d).await;
 }
 
+/// A device whose faults go to a fresh net (returned), with a telemetry sink
+/// collecting `[kind, label, message]` into a JavaScript array.
+fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, ErrorNet, js_sys::Array) {
+    let frame = Rc::new(Cell::new(0));
+    let net = ErrorNet::new(frame.clone());
+    let events = js_sys::Array::new();
+    let collect = js_sys::Function::new_with_args("events", "return (e) => events.push(e);")
+        .call1(&JsValue::NULL, &events)
+        .unwrap()
+        .unchecked_into::<js_sys::Function>();
+    net.set_sink(Box::new(JsFunctionSink(collect)));
+    // The listener stays installed for the life of the test page.
+    std::mem::forget(net.install(&raw));
+    let d = GuardedDevice::with_context(raw, GuardContext::new(net.clone(), frame));
+    (d, net, events)
+}
+
+async fn raw_device() -> web_sys::GpuDevice {
+    device().await.raw().clone()
+}
+
 #[wasm_bindgen_test]
-async fn a_frame_scope_catches_an_error_raised_only_at_submit() {
-    let d = device().await;
+async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
+    let (d, net, _) = device_with_net(raw_device().await);
     let buffer = d
         .create_buffer("destroyed-after-recording", 256, COPY_DST)
         .unwrap();
-    let encoder = d.raw().create_command_encoder();
-    encoder.clear_buffer(&buffer);
-    let commands = encoder.finish();
+
+    // The near miss: a scope around recording and finish, closed before submit,
+    // sees nothing, although these very commands are invalid at submit.
+    let early = ScopeSet::push(&d, &[Filter::Validation]);
+    let encoder = d.create_command_encoder("near-miss").unwrap();
+    encoder.clear_buffer(&buffer).unwrap();
+    let commands = encoder.finish().unwrap();
     buffer.destroy();
+    let near_miss = early.pop().await;
+    assert!(near_miss.is_clean(), "{near_miss:?}");
 
-    // The near miss: a scope closed between finish and submit catches nothing.
-    let early = ErrorScope::push(&d, Filter::Validation);
-    let _ = d.raw().create_command_encoder().finish();
-    assert!(early.pop().await.unwrap().is_clean());
-
-    let caught: Rc<RefCell<Vec<Fault>>> = Rc::default();
-    let c = caught.clone();
+    // The neighbouring scope, spanning submit, catches it and names the frame.
     let frame = d.begin_frame(7);
-    d.queue().submit(&[commands]);
-    frame.end(move |faults| c.borrow_mut().extend(faults));
-    wait_until("frame fault", || !caught.borrow().is_empty()).await;
-    let fault = caught.borrow()[0].clone();
-    assert_eq!(fault.kind, FaultKind::Validation);
-    assert_eq!(fault.origin.frame, Some(7));
-    assert!(
-        fault.message.contains("destroyed-after-recording"),
-        "{}",
-        fault.message
-    );
+    d.submit(&[commands]).unwrap();
+    frame.end();
+    wait_until("frame fault", || net.stats().validation == 1).await;
+    let line = net.recent_lines()[0].clone();
+    assert!(line.contains("at frame 7"), "{line}");
+    assert!(line.contains("destroyed-after-recording"), "{line}");
 
-    // The runtime's path: one call pops, faults go to the context's reporter.
-    let reported: Rc<RefCell<Vec<Fault>>> = Rc::default();
-    let r = reported.clone();
-    *d.context().reporter.borrow_mut() =
-        Some(Rc::new(move |f: &Fault| r.borrow_mut().push(f.clone())));
-    let again = d.create_buffer("destroyed-again", 256, COPY_DST).unwrap();
-    let encoder = d.raw().create_command_encoder();
-    encoder.clear_buffer(&again);
-    let commands = encoder.finish();
-    again.destroy();
-    let frame = d.begin_frame(8);
-    d.queue().submit(&[commands]);
-    frame.end_reported();
-    wait_until("reported frame fault", || !reported.borrow().is_empty()).await;
-    let fault = reported.borrow()[0].clone();
-    assert_eq!(fault.origin.frame, Some(8));
-    assert_eq!(fault.kind, FaultKind::Validation);
-    assert!(
-        fault.message.contains("destroyed-again"),
-        "{}",
-        fault.message
-    );
     // A clean frame reports nothing and leaves the stack balanced.
     let clean = d.begin_frame(9);
-    clean.end_reported();
+    clean.end();
     settle().await;
-    assert_eq!(reported.borrow().len(), 1);
-    assert_eq!(
-        pop_now(&d).wait().await.map(|_| ()).unwrap_err().kind,
-        FaultKind::ScopeStack
-    );
+    assert_eq!(net.stats().total_errors(), 1);
+    assert_stack_balanced(&d).await;
 }
 
 #[wasm_bindgen_test]
@@ -449,7 +440,7 @@ async fn the_oom_ladder_degrades_to_a_size_that_fits() {
     let none = d
         .texture_ladder(&[huge_texture("a"), huge_texture("b")])
         .await;
-    let fault = none.err().expect("nothing fits");
+    let fault = none.expect_err("nothing fits");
     assert_eq!(fault.kind, FaultKind::OutOfMemory);
     assert!(fault.message.contains("no size fits"));
 }
@@ -461,35 +452,379 @@ async fn a_lost_device_pop_is_not_mistaken_for_success() {
     let _watch = watch_lost(d.raw(), move |_, _| watched.mark_lost());
     d.destroy();
     wait_until("lost", || d.is_lost()).await;
-    let scope = ErrorScope::push(&d, Filter::Validation);
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "on-a-dead-device");
-    let popped = scope.pop().await.unwrap();
-    assert!(popped.error.is_none(), "a lost device reports nothing");
+    let popped = scope.pop().await;
+    assert!(popped.faults.is_empty(), "a lost device reports nothing");
     assert!(popped.device_lost);
     assert!(!popped.is_clean());
     let phase = d.phase("dead", || Ok(())).await.unwrap_err();
     assert_eq!(phase.kind, FaultKind::DeviceLost);
 }
 
+#[wasm_bindgen_test]
+async fn a_device_lost_between_push_and_pop_is_never_clean() {
+    // No loss watcher at all: the verdict cannot come from a flag set by the
+    // `lost` callback, which may run after the pops settle.
+    let d = device().await;
+    let scopes = ScopeSet::push(&d, &Filter::ALL);
+    d.destroy();
+    let outcome = scopes.pop().await;
+    assert!(outcome.device_lost, "{outcome:?}");
+    assert!(!outcome.is_clean());
+    assert_eq!(
+        outcome.into_fault().map(|f| f.kind),
+        Some(FaultKind::DeviceLost)
+    );
+
+    // The same inside a phase and the ladder: never a success on a lost device.
+    let d = device().await;
+    let result = d
+        .phase("loses-its-device", || {
+            d.destroy();
+            Ok(())
+        })
+        .await;
+    assert_eq!(result.unwrap_err().kind, FaultKind::DeviceLost);
+    let d = device().await;
+    let small = TextureSpec::d2("tiny", GpuTextureFormat::Rgba8unorm, 4, 4, TEXTURE_BINDING);
+    let ladder = {
+        let pending = d.texture_ladder(std::slice::from_ref(&small));
+        d.destroy();
+        pending.await
+    };
+    assert_eq!(ladder.err().map(|f| f.kind), Some(FaultKind::DeviceLost));
+}
+
+// ---------------------------------------------------------------- calls that throw
+
+/// Makes reading `key` from `object` throw (writing it is ignored): the browser's
+/// bindings read every dictionary member, so the WebGPU call throws a TypeError.
+fn throwing_member(object: &JsValue, key: &str) {
+    js_sys::Function::new_with_args(
+        "o, k",
+        "Object.defineProperty(o, k, { get() { throw new TypeError('member ' + k + ' throws'); }, set(v) {}, configurable: true });",
+    )
+    .call2(&JsValue::NULL, object, &key.into())
+    .unwrap();
+}
+
+fn not_a<T: JsCast>() -> T {
+    js_sys::Object::new().unchecked_into()
+}
+
+fn render_pass(d: &GuardedDevice) -> Result<webgpu_guard::web::RenderPass, Fault> {
+    let target = d.create_texture(&TextureSpec::d2(
+        "pass-target",
+        GpuTextureFormat::Rgba8unorm,
+        4,
+        4,
+        RENDER_ATTACHMENT,
+    ))?;
+    let view = target.create_view()?;
+    let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
+        web_sys::GpuLoadOp::Clear,
+        web_sys::GpuStoreOp::Store,
+        &view,
+    );
+    let encoder = d.create_command_encoder("pass-encoder")?;
+    encoder.begin_render_pass(&web_sys::GpuRenderPassDescriptor::new(&[
+        webgpu_guard::web::js::nullable(&color),
+    ]))
+}
+
+type Op = fn(&GuardedDevice) -> Result<(), Fault>;
+
+/// One call per WebGPU method whose web-sys binding does not catch, each made to
+/// throw through the library's API.
+fn throwing_calls() -> Vec<(&'static str, Op)> {
+    vec![
+        ("createBindGroup", |d| {
+            let layout = d.create_bind_group_layout(
+                "empty-layout",
+                &web_sys::GpuBindGroupLayoutDescriptor::new(&[]),
+            )?;
+            let desc = web_sys::GpuBindGroupDescriptor::new(&[], &layout);
+            throwing_member(&desc, "entries");
+            d.create_bind_group("throwing-bind-group", &desc).map(drop)
+        }),
+        ("createPipelineLayout", |d| {
+            let desc = web_sys::GpuPipelineLayoutDescriptor::new(&[]);
+            throwing_member(&desc, "bindGroupLayouts");
+            d.create_pipeline_layout("throwing-layout", &desc).map(drop)
+        }),
+        ("createSampler", |d| {
+            let desc = web_sys::GpuSamplerDescriptor::new();
+            throwing_member(&desc, "addressModeU");
+            d.create_sampler("throwing-sampler", &desc).map(drop)
+        }),
+        ("createCommandEncoder", |d| {
+            let desc = web_sys::GpuCommandEncoderDescriptor::new();
+            throwing_member(&desc, "label");
+            d.create_command_encoder_with_descriptor("throwing-encoder", &desc)
+                .map(drop)
+        }),
+        ("queue.submit", |d| d.submit(&[not_a()])),
+        ("setPipeline", |d| render_pass(d)?.set_pipeline(&not_a())),
+        ("setBindGroup", |d| {
+            render_pass(d)?.set_bind_group(0, Some(&not_a()))
+        }),
+        ("setVertexBuffer", |d| {
+            render_pass(d)?.set_vertex_buffer(0, &not_a())
+        }),
+        ("setIndexBuffer", |d| {
+            render_pass(d)?.set_index_buffer(&not_a(), web_sys::GpuIndexFormat::Uint16)
+        }),
+        ("setViewport", |d| {
+            render_pass(d)?.set_viewport(0.0, 0.0, f32::NAN, 1.0, 0.0, 1.0)
+        }),
+        ("compute setPipeline", |d| {
+            let encoder = d.create_command_encoder("compute-encoder")?;
+            encoder.begin_compute_pass()?.set_pipeline(&not_a())
+        }),
+    ]
+}
+
+#[wasm_bindgen_test]
+async fn every_throwing_method_becomes_a_fault_and_every_scope_pops() {
+    let rejections = count_unhandled_rejections();
+    for (name, op) in throwing_calls() {
+        // Inside a phase.
+        let d = device().await;
+        let fault = d.phase("throwing-phase", || op(&d)).await.expect_err(name);
+        assert_eq!(fault.kind, FaultKind::Exception, "{name}: {fault}");
+        assert!(fault.message.contains("TypeError"), "{name}: {fault}");
+        assert_eq!(fault.origin.phase.as_deref(), Some("throwing-phase"));
+        assert!(fault.origin.call_site.is_some(), "{name}: {fault}");
+        assert_stack_balanced(&d).await;
+
+        // Inside a frame.
+        let d = device().await;
+        let frame = d.begin_frame(3);
+        let fault = op(&d).expect_err(name);
+        drop(frame);
+        assert_eq!(fault.kind, FaultKind::Exception, "{name}: {fault}");
+        assert!(fault.message.contains("TypeError"), "{name}: {fault}");
+        settle().await;
+        assert_stack_balanced(&d).await;
+    }
+    assert_eq!(rejections.count.get(), 0);
+}
+
+#[wasm_bindgen_test]
+async fn a_shader_module_whose_descriptor_throws_is_a_fault() {
+    let d = device().await;
+    let layout: web_sys::GpuPipelineLayout = not_a();
+    let error = d
+        .create_shader_module(
+            "throwing-module",
+            "@compute @workgroup_size(1) fn main() {}",
+            &[("main", &layout)],
+        )
+        .await
+        .expect_err("throws");
+    assert_eq!(error.fault.kind, FaultKind::Exception, "{}", error.fault);
+    assert!(error.fault.message.contains("TypeError"));
+    assert_eq!(
+        error.fault.origin.object.as_deref(),
+        Some("throwing-module")
+    );
+    assert_stack_balanced(&d).await;
+}
+
+// ---------------------------------------------------------------- levels compose
+
+const BAD_WGSL: &str = "@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = ;\n}\n";
+
+#[wasm_bindgen_test]
+async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
+    for level in DiagnosticsLevel::ALL {
+        let (d, net, _) = device_with_net(raw_device().await);
+        d.set_level(level);
+        let name = level.as_str();
+
+        // The ladder lands on the size that fits.
+        let medium = TextureSpec::d2(
+            "matrix-2048",
+            GpuTextureFormat::Depth32float,
+            2048,
+            2048,
+            RENDER_ATTACHMENT | TEXTURE_BINDING,
+        );
+        let outcome = d
+            .texture_ladder(&[huge_texture("matrix-huge"), medium])
+            .await
+            .unwrap_or_else(|f| panic!("{name}: {f}"));
+        assert_eq!(outcome.chosen, 1, "{name}");
+        assert_eq!(outcome.failures[0].1.kind, FaultKind::OutOfMemory, "{name}");
+        drop(outcome);
+        settle().await;
+        assert_eq!(
+            net.stats().total_errors(),
+            0,
+            "{name}: {:?}",
+            net.recent_lines()
+        );
+
+        // A shader error is reported exactly once.
+        let error = d
+            .create_shader_module("matrix-shader", BAD_WGSL, &[])
+            .await
+            .expect_err("does not compile");
+        assert!(
+            error.fault.message.contains("matrix-shader:3:"),
+            "{name}: {}",
+            error.fault
+        );
+        flush(&d).await;
+        settle().await;
+        assert_eq!(
+            net.stats().validation,
+            1,
+            "{name}: {:?}",
+            net.recent_lines()
+        );
+
+        // A phase's fault names its phase (a GPU error needs the phase's scopes,
+        // which `off` does not push: there it reaches the net).
+        let fault = d
+            .phase("matrix-phase", || {
+                let _bad = d.create_buffer("matrix-bad-buffer", 64, MAP_READ | MAP_WRITE)?;
+                Ok(())
+            })
+            .await;
+        flush(&d).await;
+        settle().await;
+        assert_eq!(
+            net.stats().validation,
+            2,
+            "{name}: {:?}",
+            net.recent_lines()
+        );
+        if level == DiagnosticsLevel::Off {
+            assert!(fault.is_ok(), "{name}");
+        } else {
+            let fault = fault.expect_err(name);
+            assert_eq!(
+                fault.origin.phase.as_deref(),
+                Some("matrix-phase"),
+                "{name}"
+            );
+            assert_eq!(fault.kind, FaultKind::Validation, "{name}");
+        }
+        let refused = d
+            .phase("matrix-refused", || {
+                d.create_buffer("", 4, UNIFORM).map(drop)
+            })
+            .await
+            .expect_err(name);
+        assert_eq!(
+            refused.origin.phase.as_deref(),
+            Some("matrix-refused"),
+            "{name}"
+        );
+
+        // A frame's fault names its frame.
+        let buffer = d
+            .create_buffer("matrix-frame-buffer", 256, COPY_DST)
+            .unwrap();
+        let encoder = d.create_command_encoder("matrix-frame").unwrap();
+        encoder.clear_buffer(&buffer).unwrap();
+        let commands = encoder.finish().unwrap();
+        buffer.destroy();
+        let frame = d.begin_frame(11);
+        d.submit(&[commands]).unwrap();
+        frame.end();
+        flush(&d).await;
+        wait_until("the frame fault", || net.stats().validation == 3).await;
+        let line = net.recent_lines().last().cloned().unwrap();
+        assert!(line.contains("at frame 11"), "{name}: {line}");
+        assert_stack_balanced(&d).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn call_sites_propagate_through_the_public_api() {
+    let d = device().await;
+    let line = line!() + 1;
+    let fault = d.create_buffer("", 4, UNIFORM).unwrap_err();
+    let site = fault.origin.call_site.expect("a call site");
+    assert!(site.file.ends_with("web.rs"), "{site}");
+    assert_eq!(site.line, line);
+
+    let line = line!() + 1;
+    let fault = d
+        .texture_ladder(&[huge_texture("no-fit")])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        fault.origin.call_site.map(|s| s.line),
+        Some(line),
+        "{fault}"
+    );
+
+    let line = line!() + 1;
+    let error = d
+        .create_shader_module("site-shader", BAD_WGSL, &[])
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.fault.origin.call_site.map(|s| s.line), Some(line));
+
+    d.set_level(DiagnosticsLevel::PerCall);
+    let line = line!() + 2;
+    let fault = d
+        .phase("sites", || {
+            d.create_buffer_init("site-init", MAP_READ | MAP_WRITE, &[1, 2, 3])
+                .map(drop)
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        fault.origin.call_site.map(|s| s.line),
+        Some(line),
+        "{fault}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn telemetry_groups_by_the_sanitised_label_the_library_knows() {
+    let (d, net, events) = device_with_net(raw_device().await);
+    net.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
+    let _ = d
+        .phase("uploads", || {
+            d.create_buffer("upload:/home/ana/cat.png", 64, MAP_READ | MAP_WRITE)
+                .map(drop)
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(events.length(), 1);
+    let label = js_sys::Reflect::get(&events.get(0), &"label".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert_eq!(label, "upload:…");
+    assert!(net.groups().iter().all(|g| !g.label.contains("ana")));
+}
+
 // ---------------------------------------------------------------- diagnostics
 
 #[wasm_bindgen_test]
 async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
-    let d = device().await;
-    let source = "// línea con acentos: ñandú\n@compute @workgroup_size(1)\nfn main() {\n  let é = 1;\n  let x: f32 = é +;\n}\n";
+    let (d, net, _) = device_with_net(raw_device().await);
+    // Before the error on its line: a two-unit UTF-16 character (the crab) and
+    // a one-unit one (é), so UTF-16 columns and character columns differ.
+    let source = "// línea con acentos: ñandú\n@compute @workgroup_size(1)\nfn main() {\n  let é = 1;\n  let x: f32 = é /* 🦀 */ +;\n}\n";
     let error = d
         .create_shader_module("broken-wgsl", source, &[])
         .await
-        .err()
-        .expect("does not compile");
+        .expect_err("does not compile");
     let first = &error.diagnostics.formatted[0];
     assert!(first.starts_with("broken-wgsl:5:"), "{first}");
-    assert!(error.diagnostics.has_errors());
     let raw = &error.diagnostics.messages[0];
     assert_eq!(raw.kind, MessageType::Error);
     let lines: Vec<&str> = first.lines().collect();
-    assert_eq!(lines[1], "    let x: f32 = é +;");
-    // The caret sits under the column the header names, counted in characters.
+    assert_eq!(lines[1], "    let x: f32 = é /* 🦀 */ +;");
     let column: usize = lines[0]
         .split(':')
         .nth(2)
@@ -499,10 +834,34 @@ async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
         .unwrap()
         .parse()
         .unwrap();
+    // Independently of the library: the character the engine's UTF-16 offset
+    // points at, and its column counted in characters.
+    let units: Vec<u16> = source.encode_utf16().collect();
+    let before: String = char::decode_utf16(units[..raw.offset as usize].iter().copied())
+        .map(|c| c.unwrap())
+        .collect();
+    let expected_column = before.chars().rev().take_while(|c| *c != '\n').count() + 1;
+    let pointed = char::decode_utf16(units[raw.offset as usize..].iter().copied())
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(column, expected_column, "{first}");
+    assert_eq!(
+        raw.line_pos as usize,
+        column + 1,
+        "the crab is two UTF-16 units and one character"
+    );
+    let source_line = source.lines().nth(4).unwrap();
+    assert_eq!(source_line.chars().nth(column - 1), Some(pointed));
+    // The caret sits under that character.
     let caret_at = lines[2].find('^').unwrap() - 2;
     assert_eq!(caret_at + 1, column, "{first}");
     assert_eq!(error.fault.origin.object.as_deref(), Some("broken-wgsl"));
     assert!(error.fault.message.contains('^'));
+    // Reported once, through the net.
+    settle().await;
+    assert_eq!(net.stats().validation, 1, "{:?}", net.recent_lines());
+    assert!(error.fault.is_reported());
 }
 
 #[wasm_bindgen_test]
@@ -546,8 +905,7 @@ async fn an_async_pipeline_with_a_bad_entry_point_is_a_fault_naming_it() {
     let fault = d
         .create_compute_pipeline("bad-entry-pipeline", &desc)
         .await
-        .err()
-        .expect("rejected");
+        .expect_err("rejected");
     assert_eq!(fault.kind, FaultKind::Pipeline);
     assert_eq!(fault.origin.object.as_deref(), Some("bad-entry-pipeline"));
     assert!(fault.message.contains("validation"), "{}", fault.message);
@@ -608,7 +966,7 @@ async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
     assert_eq!(stats.suppressed, 95);
     let lines = net.recent_lines();
     assert_eq!(lines.len(), 6);
-    assert!(lines[0].starts_with("frame 42 validation:"), "{}", lines[0]);
+    assert!(lines[0].contains("at frame 42"), "{}", lines[0]);
     assert_eq!(
         lines[5],
         "more than 5 errors in a second, silencing the rest"

@@ -15,12 +15,14 @@ use web_sys::{
     GpuTextureFormat,
 };
 
-use crate::fault::{CallSite, Fault, FaultKind};
+use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::formats::{texture_bytes, TextureShape};
 use crate::ledger::{EntryId, Ledger, ObjectKind};
-use crate::web::device::{DiagnosticsLevel, GuardedDevice, PendingCall};
+use crate::web::catching::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
+use crate::web::context::DiagnosticsLevel;
+use crate::web::device::GuardedDevice;
 use crate::web::js::enum_str;
-use crate::web::scope::{name_call_outcome, pop_now, Filter};
+use crate::web::scope::{Filter, ScopeSet};
 
 /// A GPU object the allocator can track.
 pub trait GpuResource {
@@ -72,6 +74,7 @@ impl GpuResource for GpuShaderModule {
 
 /// A GPU object counted in the ledger. Dropping it releases the entry and, for
 /// buffers, textures and query sets, calls `destroy()`.
+#[must_use = "a tracked object is released when dropped"]
 pub struct Tracked<T: GpuResource> {
     object: T,
     label: String,
@@ -101,6 +104,16 @@ impl<T: GpuResource> Tracked<T> {
     /// The bytes counted for it.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+impl<T: GpuResource> std::fmt::Debug for Tracked<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracked")
+            .field("kind", &T::KIND)
+            .field("label", &self.label)
+            .field("bytes", &self.bytes)
+            .finish()
     }
 }
 
@@ -175,7 +188,7 @@ impl TextureSpec {
         .unwrap_or(0)
     }
 
-    fn descriptor(&self) -> GpuTextureDescriptor {
+    pub(crate) fn descriptor(&self) -> GpuTextureDescriptor {
         let size = GpuExtent3dDict::new(self.width);
         size.set_height(self.height);
         size.set_depth_or_array_layers(self.depth_or_layers);
@@ -191,9 +204,22 @@ impl TextureSpec {
     }
 }
 
+/// Whether the allocator opens per-call scopes around a creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallScopes {
+    /// As the diagnostics level says.
+    ByLevel,
+    /// Never: the caller scopes this creation itself and needs its outcome (the
+    /// out-of-memory ladder, shader creation). A per-call scope nested inside would
+    /// catch the very error the caller waits for.
+    CallerScoped,
+}
+
 impl GuardedDevice {
     /// The allocator's one entry point: checks the label, scopes the call when
-    /// per-call diagnostics are on, creates, and counts.
+    /// per-call diagnostics are on, creates (an exception thrown by `create` is a
+    /// [`FaultKind::Exception`] fault naming the object and the call site), and
+    /// counts.
     #[track_caller]
     pub fn track<T: GpuResource>(
         &self,
@@ -201,7 +227,17 @@ impl GuardedDevice {
         bytes: u64,
         create: impl FnOnce() -> Result<T, JsValue>,
     ) -> Result<Tracked<T>, Fault> {
-        let site = CallSite::here();
+        self.track_with(CallScopes::ByLevel, CallSite::here(), label, bytes, create)
+    }
+
+    pub(crate) fn track_with<T: GpuResource>(
+        &self,
+        scopes: CallScopes,
+        site: CallSite,
+        label: &str,
+        bytes: u64,
+        create: impl FnOnce() -> Result<T, JsValue>,
+    ) -> Result<Tracked<T>, Fault> {
         if label.trim().is_empty() {
             return Err(Fault::new(
                 FaultKind::Exception,
@@ -209,36 +245,26 @@ impl GuardedDevice {
             )
             .at(site));
         }
-        if self.level() == DiagnosticsLevel::Attributed && self.in_phase() {
+        let level = self.level();
+        if level == DiagnosticsLevel::Attributed && self.in_phase() {
             self.record_call_site(label, site);
         }
-        let per_call = self.level() == DiagnosticsLevel::PerCall;
-        if per_call {
-            for filter in [Filter::Validation, Filter::OutOfMemory, Filter::Internal] {
-                self.raw().push_error_scope(filter.raw());
-            }
-        }
+        let per_call =
+            (level == DiagnosticsLevel::PerCall && scopes == CallScopes::ByLevel).then(|| {
+                ScopeSet::push(self, &Filter::ALL).tagged(Origin {
+                    object: Some(label.to_string()),
+                    call_site: Some(site),
+                    frame: self.current_frame(),
+                    phase: None,
+                })
+            });
         let created = create();
-        if per_call {
-            let pops = vec![pop_now(self), pop_now(self), pop_now(self)];
-            let template = Fault::new(FaultKind::Validation, String::new())
-                .on_object(label)
-                .at(site);
+        if let Some(scopes) = per_call {
+            let pops = scopes.close();
             if self.in_phase() {
-                self.add_pending_call(PendingCall {
-                    fault_template: template,
-                    pops,
-                });
+                self.add_pending_call(pops);
             } else {
-                for pop in pops {
-                    let device = self.clone();
-                    let template = template.clone();
-                    pop.detach(move |outcome| {
-                        if let Some(named) = name_call_outcome(&template, outcome) {
-                            device.report_late(&named);
-                        }
-                    });
-                }
+                pops.detach();
             }
         }
         match created {
@@ -269,13 +295,18 @@ impl GuardedDevice {
         usage: u32,
         data: &[u8],
     ) -> Result<Tracked<GpuBuffer>, Fault> {
+        let site = CallSite::here();
         let size = (data.len() as u64).div_ceil(4) * 4;
-        let buffer = self.create_buffer(label, size.max(4), usage | COPY_DST)?;
+        let desc = GpuBufferDescriptor::new_with_f64(size.max(4) as f64, usage | COPY_DST);
+        desc.set_label(label);
+        let buffer = self.track_with(CallScopes::ByLevel, site, label, size.max(4), || {
+            self.raw().create_buffer(&desc)
+        })?;
         let mut padded = data.to_vec();
         padded.resize(size as usize, 0);
         self.queue()
             .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)
-            .map_err(|e| Fault::from(e).on_object(label))?;
+            .map_err(|e| Fault::from(e).on_object(label).at(site))?;
         Ok(buffer)
     }
 
@@ -296,9 +327,7 @@ impl GuardedDevice {
         desc: &GpuSamplerDescriptor,
     ) -> Result<Tracked<GpuSampler>, Fault> {
         desc.set_label(label);
-        self.track(label, 0, || {
-            Ok(self.raw().create_sampler_with_descriptor(desc))
-        })
+        self.track(label, 0, || try_create_sampler(self.raw(), desc))
     }
 
     /// Creates a bind group layout.
@@ -320,7 +349,7 @@ impl GuardedDevice {
         desc: &GpuBindGroupDescriptor,
     ) -> Result<Tracked<GpuBindGroup>, Fault> {
         desc.set_label(label);
-        self.track(label, 0, || Ok(self.raw().create_bind_group(desc)))
+        self.track(label, 0, || try_create_bind_group(self.raw(), desc))
     }
 
     /// Creates a pipeline layout.
@@ -331,7 +360,7 @@ impl GuardedDevice {
         desc: &GpuPipelineLayoutDescriptor,
     ) -> Result<Tracked<GpuPipelineLayout>, Fault> {
         desc.set_label(label);
-        self.track(label, 0, || Ok(self.raw().create_pipeline_layout(desc)))
+        self.track(label, 0, || try_create_pipeline_layout(self.raw(), desc))
     }
 
     /// Creates a query set (8 bytes per query).

@@ -1,129 +1,73 @@
-//! [`GuardedDevice`]: a `GPUDevice` with its ledger, diagnostics level, frame
-//! counter and lost flag.
+//! [`GuardedDevice`]: a `GPUDevice` with its context (ledger, level, frame, fault
+//! sink), its lost flag and the bookkeeping of the phase in progress.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use web_sys::{GpuDevice, GpuQueue};
 
-use crate::fault::Fault;
+use crate::fault::{CallSite, Fault};
 use crate::ledger::Ledger;
-use crate::web::log;
-
-/// How much scoping the library does, chosen at run time (no rebuild).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiagnosticsLevel {
-    /// Production: no scopes; the uncaptured-error net and the loss supervisor stay on.
-    Off,
-    /// One scope set per phase and per frame (the default).
-    Phases,
-    /// Phase scopes, plus the Rust call site of every creation recorded under its
-    /// label: a fault is attributed to its call through the object label the
-    /// implementation's message names. Costs about what phases cost; reports the
-    /// first fault of each filter per phase.
-    Attributed,
-    /// One scope set per creation, with the Rust call site: every fault of a phase,
-    /// each named (the hunt; costs a scope round trip per creation).
-    PerCall,
-}
-
-impl DiagnosticsLevel {
-    /// Parses `"off"`, `"phases"` or `"per-call"`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "off" => Some(DiagnosticsLevel::Off),
-            "phases" => Some(DiagnosticsLevel::Phases),
-            "attributed" => Some(DiagnosticsLevel::Attributed),
-            "per-call" | "percall" | "call" => Some(DiagnosticsLevel::PerCall),
-            _ => None,
-        }
-    }
-
-    /// The name `parse` accepts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DiagnosticsLevel::Off => "off",
-            DiagnosticsLevel::Phases => "phases",
-            DiagnosticsLevel::Attributed => "attributed",
-            DiagnosticsLevel::PerCall => "per-call",
-        }
-    }
-}
-
-/// A reporter for faults that arrive after the code that caused them has returned
-/// (frame scopes, per-call scopes outside a phase, scopes closed by `Drop`).
-pub type FaultReporter = Rc<dyn Fn(&Fault)>;
-
-/// State shared by every device of one application, across recoveries.
-#[derive(Clone)]
-pub struct GuardContext {
-    /// Live objects and bytes.
-    pub ledger: Rc<RefCell<Ledger>>,
-    /// The diagnostics level.
-    pub level: Rc<Cell<DiagnosticsLevel>>,
-    /// The current frame number.
-    pub frame: Rc<Cell<u64>>,
-    /// Where late faults go; `None` writes them to the console.
-    pub reporter: Rc<RefCell<Option<FaultReporter>>>,
-}
-
-impl GuardContext {
-    /// Hands a late fault to the reporter, or writes it to the console.
-    pub fn report(&self, fault: &Fault) {
-        let reporter = self.reporter.borrow().clone();
-        match reporter {
-            Some(report) => report(fault),
-            None => log::error(&fault.to_string()),
-        }
-    }
-}
-
-impl Default for GuardContext {
-    fn default() -> Self {
-        GuardContext {
-            ledger: Rc::new(RefCell::new(Ledger::new())),
-            level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
-            frame: Rc::new(Cell::new(0)),
-            reporter: Rc::new(RefCell::new(None)),
-        }
-    }
-}
-
-pub(crate) struct PendingCall {
-    pub(crate) fault_template: Fault,
-    pub(crate) pops: Vec<crate::web::scope::PendingPop>,
-}
+use crate::web::context::{DiagnosticsLevel, GuardContext};
+use crate::web::handle::DeviceHandle;
+use crate::web::net::ErrorNet;
+use crate::web::scope::PendingPops;
 
 struct Inner {
-    device: GpuDevice,
-    context: GuardContext,
-    lost: Cell<bool>,
+    handle: DeviceHandle,
     phase_depth: Cell<u32>,
-    pending_calls: RefCell<Vec<PendingCall>>,
-    call_sites: RefCell<Vec<(String, crate::fault::CallSite)>>,
+    frame_depth: Cell<u32>,
+    pending_calls: RefCell<Vec<PendingPops>>,
+    call_sites: RefCell<Vec<(String, CallSite)>>,
     frame_reporter: RefCell<Option<js_sys::Function>>,
 }
 
 /// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
+///
+/// ```no_run
+/// # async fn demo(raw: web_sys::GpuDevice) -> Result<(), webgpu_guard::Fault> {
+/// use webgpu_guard::web::{alloc::UNIFORM, GuardedDevice};
+/// let device = GuardedDevice::new(raw);
+/// let globals = device
+///     .phase("buffers", || device.create_buffer("globals", 256, UNIFORM))
+///     .await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct GuardedDevice {
     inner: Rc<Inner>,
 }
 
+impl std::fmt::Debug for GuardedDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardedDevice")
+            .field("label", &self.raw().label())
+            .field("lost", &self.is_lost())
+            .field("level", &self.level())
+            .finish()
+    }
+}
+
+impl AsRef<DeviceHandle> for GuardedDevice {
+    fn as_ref(&self) -> &DeviceHandle {
+        &self.inner.handle
+    }
+}
+
 impl GuardedDevice {
-    /// Wraps `device` with a fresh context.
+    /// Wraps `device` with a fresh context (its own net on the console).
     pub fn new(device: GpuDevice) -> Self {
         GuardedDevice::with_context(device, GuardContext::default())
     }
 
-    /// Wraps `device`, sharing `context` (ledger, level, frame) with earlier devices.
+    /// Wraps `device`, sharing `context` (ledger, level, frame, net) with earlier
+    /// devices.
     pub fn with_context(device: GpuDevice, context: GuardContext) -> Self {
         GuardedDevice {
             inner: Rc::new(Inner {
-                device,
-                context,
-                lost: Cell::new(false),
+                handle: DeviceHandle::new(device, context),
                 phase_depth: Cell::new(0),
+                frame_depth: Cell::new(0),
                 pending_calls: RefCell::new(Vec::new()),
                 call_sites: RefCell::new(Vec::new()),
                 frame_reporter: RefCell::new(None),
@@ -131,69 +75,74 @@ impl GuardedDevice {
         }
     }
 
-    /// The raw device.
+    /// The raw device (its `web-sys` bindings for `createBindGroup`,
+    /// `createCommandEncoder`, `queue.submit` and the pass methods throw through
+    /// Rust on a malformed descriptor: prefer this type's methods, which catch).
     pub fn raw(&self) -> &GpuDevice {
-        &self.inner.device
+        self.inner.handle.raw()
     }
 
     /// The device's queue.
     pub fn queue(&self) -> GpuQueue {
-        self.inner.device.queue()
+        self.raw().queue()
     }
 
     /// The shared context.
     pub fn context(&self) -> &GuardContext {
-        &self.inner.context
+        self.inner.handle.context()
+    }
+
+    /// The fault sink.
+    pub fn net(&self) -> &ErrorNet {
+        self.context().net()
+    }
+
+    /// Reports `fault` to the fault sink (once) and returns it marked as reported.
+    pub fn report(&self, fault: Fault) -> Fault {
+        self.net().report(fault)
     }
 
     /// The diagnostics level.
     pub fn level(&self) -> DiagnosticsLevel {
-        self.inner.context.level.get()
+        self.context().level()
     }
 
     /// Changes the diagnostics level, effective from the next call.
     pub fn set_level(&self, level: DiagnosticsLevel) {
-        self.inner.context.level.set(level);
+        self.context().set_level(level);
     }
 
     /// The ledger of live objects.
     pub fn ledger(&self) -> Rc<RefCell<Ledger>> {
-        self.inner.context.ledger.clone()
+        self.context().ledger().clone()
     }
 
     /// Whether this device is known to be lost.
     pub fn is_lost(&self) -> bool {
-        self.inner.lost.get()
+        self.inner.handle.is_lost()
     }
 
     /// Records that this device is lost (the loss watcher calls this).
     pub fn mark_lost(&self) {
-        self.inner.lost.set(true);
+        self.inner.handle.mark_lost();
     }
 
     /// The current frame number.
     pub fn frame(&self) -> u64 {
-        self.inner.context.frame.get()
+        self.context().frame()
     }
 
-    /// Destroys the device.
+    /// Destroys the device (never throws).
     pub fn destroy(&self) {
-        self.inner.device.destroy();
+        let _ = crate::web::catching::try_destroy_device(self.raw());
     }
 
-    /// Hands a late fault to the reporter (or the console).
-    pub fn report_late(&self, fault: &Fault) {
-        self.inner.context.report(fault);
-    }
-
-    /// The JavaScript callback frame scopes report through: `(frame, error,
-    /// rejection)` to the context's reporter. Made once per device; it holds the
-    /// shared context, not the device, so nothing is kept alive by a cycle.
     pub(crate) fn frame_reporter(&self) -> js_sys::Function {
         if let Some(f) = self.inner.frame_reporter.borrow().as_ref() {
             return f.clone();
         }
-        let context = self.inner.context.clone();
+        // Holds the net, not the device: no cycle keeps a dead device alive.
+        let net = self.net().clone();
         let callback =
             wasm_bindgen::closure::Closure::<dyn Fn(f64, wasm_bindgen::JsValue, String)>::new(
                 move |frame: f64, error: wasm_bindgen::JsValue, rejection: String| {
@@ -203,7 +152,7 @@ impl GuardedDevice {
                         crate::web::classify::to_fault(wasm_bindgen::JsCast::unchecked_ref(&error))
                     }
                     .in_frame(frame as u64);
-                    context.report(&fault);
+                    net.report_ref(&fault);
                 },
             );
         let function: js_sys::Function =
@@ -226,39 +175,64 @@ impl GuardedDevice {
             .set(self.inner.phase_depth.get().saturating_sub(1));
     }
 
-    pub(crate) fn add_pending_call(&self, call: PendingCall) {
-        self.inner.pending_calls.borrow_mut().push(call);
+    /// The frame in progress, if a frame scope is open.
+    pub(crate) fn current_frame(&self) -> Option<u64> {
+        (self.inner.frame_depth.get() > 0).then(|| self.frame())
     }
 
-    pub(crate) fn record_call_site(&self, label: &str, site: crate::fault::CallSite) {
+    pub(crate) fn enter_frame(&self) {
+        self.inner.frame_depth.set(self.inner.frame_depth.get() + 1);
+    }
+
+    pub(crate) fn leave_frame(&self) {
         self.inner
-            .call_sites
-            .borrow_mut()
-            .push((label.to_string(), site));
+            .frame_depth
+            .set(self.inner.frame_depth.get().saturating_sub(1));
     }
 
-    /// Names the call behind `fault` from the label its message quotes (the most
-    /// recent creation with that label), when attribution recorded one.
+    pub(crate) fn add_pending_call(&self, pops: PendingPops) {
+        if let Ok(mut calls) = self.inner.pending_calls.try_borrow_mut() {
+            calls.push(pops);
+        } else {
+            pops.detach();
+        }
+    }
+
+    pub(crate) fn take_pending_calls(&self) -> Vec<PendingPops> {
+        self.inner
+            .pending_calls
+            .try_borrow_mut()
+            .map(|mut calls| std::mem::take(&mut *calls))
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn record_call_site(&self, label: &str, site: CallSite) {
+        if let Ok(mut sites) = self.inner.call_sites.try_borrow_mut() {
+            sites.push((label.to_string(), site));
+        }
+    }
+
+    /// Names the call behind `fault` from its object label (known to the library,
+    /// or quoted in the message), when attribution recorded a call with that label.
     pub(crate) fn attribute(&self, mut fault: Fault) -> Fault {
         if fault.origin.call_site.is_some() {
             return fault;
         }
-        let Some(label) = crate::fault::label_in_message(&fault.message) else {
+        let Some(label) = fault.object_label() else {
             return fault;
         };
-        let sites = self.inner.call_sites.borrow();
-        if let Some((_, site)) = sites.iter().rev().find(|(l, _)| *l == label) {
-            fault.origin.call_site = Some(*site);
-            fault.origin.object = Some(label);
+        if let Ok(sites) = self.inner.call_sites.try_borrow() {
+            if let Some((_, site)) = sites.iter().rev().find(|(l, _)| *l == label) {
+                fault.origin.call_site = Some(*site);
+                fault.origin.object = Some(label);
+            }
         }
         fault
     }
 
     pub(crate) fn clear_call_sites(&self) {
-        self.inner.call_sites.borrow_mut().clear();
-    }
-
-    pub(crate) fn take_pending_calls(&self) -> Vec<PendingCall> {
-        std::mem::take(&mut *self.inner.pending_calls.borrow_mut())
+        if let Ok(mut sites) = self.inner.call_sites.try_borrow_mut() {
+            sites.clear();
+        }
     }
 }

@@ -3,12 +3,13 @@
 
 use web_sys::GpuTexture;
 
-use crate::fault::{Fault, FaultKind};
-use crate::web::alloc::{TextureSpec, Tracked};
+use crate::fault::{CallSite, Fault, FaultKind, Origin};
+use crate::web::alloc::{CallScopes, TextureSpec, Tracked};
 use crate::web::device::GuardedDevice;
-use crate::web::scope::{wait_all, ErrorScope, Filter};
+use crate::web::scope::{Filter, ScopeSet};
 
 /// What the ladder obtained and what it had to give up on the way.
+#[derive(Debug)]
 pub struct LadderOutcome {
     /// The texture that fitted.
     pub texture: Tracked<GpuTexture>,
@@ -43,23 +44,52 @@ impl LadderOutcome {
 }
 
 impl GuardedDevice {
-    /// Tries `candidates` in order; a candidate whose creation raises an
-    /// out-of-memory (or validation) error is destroyed and the next is tried.
-    /// Errs when none fits, naming every size tried.
-    pub async fn texture_ladder(&self, candidates: &[TextureSpec]) -> Result<LadderOutcome, Fault> {
+    /// Tries `candidates` in order, each inside its own scope set; a candidate whose
+    /// creation raises an out-of-memory (or validation) error is destroyed and the
+    /// next is tried. Works the same under every diagnostics level (no per-call
+    /// scope is nested inside the ladder's own). Errs when none fits, naming every
+    /// size tried, or at once when the device is lost.
+    #[track_caller]
+    pub fn texture_ladder<'a>(
+        &'a self,
+        candidates: &'a [TextureSpec],
+    ) -> impl std::future::Future<Output = Result<LadderOutcome, Fault>> + 'a {
+        let site = CallSite::here();
+        async move { self.run_ladder(candidates, site).await }
+    }
+
+    async fn run_ladder(
+        &self,
+        candidates: &[TextureSpec],
+        site: CallSite,
+    ) -> Result<LadderOutcome, Fault> {
         let mut failures: Vec<(TextureSpec, Fault)> = Vec::new();
         for (index, spec) in candidates.iter().enumerate() {
-            let validation = ErrorScope::push(self, Filter::Validation);
-            let oom = ErrorScope::push(self, Filter::OutOfMemory);
-            let created = self.create_texture(spec);
-            let pops = vec![oom.close(), validation.close()];
-            let outcomes = wait_all(pops).await;
-            let caught = outcomes.into_iter().find_map(|o| match o {
-                Ok(p) => p.error,
-                Err(f) => Some(f),
-            });
-            match (created, caught) {
-                (Ok(texture), None) if !self.is_lost() => {
+            let origin = Origin {
+                object: Some(spec.label.clone()),
+                call_site: Some(site),
+                ..Origin::default()
+            };
+            let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin);
+            let desc = spec.descriptor();
+            let created = self.track_with(
+                CallScopes::CallerScoped,
+                site,
+                &spec.label,
+                spec.bytes(),
+                || self.raw().create_texture(&desc),
+            );
+            let outcome = scopes.close().wait().await;
+            if outcome.device_lost {
+                drop(created);
+                return Err(self.report(
+                    Fault::new(FaultKind::DeviceLost, "device lost during the ladder")
+                        .on_object(&spec.label)
+                        .at(site),
+                ));
+            }
+            match (created, outcome.into_fault()) {
+                (Ok(texture), None) => {
                     return Ok(LadderOutcome {
                         texture,
                         chosen: index,
@@ -67,16 +97,13 @@ impl GuardedDevice {
                         failures,
                     });
                 }
-                (Ok(texture), caught) => {
+                (Ok(texture), Some(fault)) => {
                     drop(texture);
-                    let fault = caught.unwrap_or_else(|| {
-                        Fault::new(FaultKind::DeviceLost, "device lost during allocation")
-                    });
-                    crate::web::log::warn(&format!(
+                    self.net().warn(&format!(
                         "\"{}\" {}x{} does not fit, trying the next size: {}",
                         spec.label, spec.width, spec.height, fault.message
                     ));
-                    failures.push((spec.clone(), fault.on_object(&spec.label)));
+                    failures.push((spec.clone(), fault));
                 }
                 (Err(fault), _) => failures.push((spec.clone(), fault)),
             }
@@ -89,11 +116,14 @@ impl GuardedDevice {
             .first()
             .map(|s| s.label.clone())
             .unwrap_or_default();
-        Err(Fault::new(
-            FaultKind::OutOfMemory,
-            format!("no size fits: tried {}", tried.join(", ")),
-        )
-        .on_object(label)
-        .with_related(failures.into_iter().map(|(_, f)| f).collect()))
+        Err(self.report(
+            Fault::new(
+                FaultKind::OutOfMemory,
+                format!("no size fits: tried {}", tried.join(", ")),
+            )
+            .on_object(label)
+            .at(site)
+            .with_related(failures.into_iter().map(|(_, f)| f).collect()),
+        ))
     }
 }

@@ -2,24 +2,38 @@
 //!
 //! Only built for `wasm32`. `web-sys` gates WebGPU behind
 //! `--cfg=web_sys_unstable_apis` (set in `.cargo/config.toml`).
+//!
+//! Layers, each importing only those above it: `context` and `net` (the fault
+//! sink), `handle` (a device with its lost flag), `scope` (the one scope-set
+//! guard), `device`, then everything built on a device (`phase`, `frame`,
+//! `alloc`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
 
 pub mod alloc;
+mod catching;
 pub mod classify;
+pub mod context;
 pub mod device;
+pub mod encoder;
+pub mod frame;
+pub mod handle;
 pub mod init;
 pub mod js;
 pub mod ladder;
 pub mod log;
 pub mod lost;
 pub mod net;
+mod phase;
 pub mod pipeline;
 pub mod runtime;
 pub mod scope;
 pub mod shader;
 
 pub use alloc::{GpuResource, TextureSpec, Tracked};
-pub use device::{DiagnosticsLevel, GuardedDevice};
+pub use context::{DiagnosticsLevel, GuardContext};
+pub use device::GuardedDevice;
+pub use encoder::{CommandEncoder, ComputePass, RenderPass};
+pub use frame::FrameScope;
 pub use init::{Gpu, InitOptions};
 pub use net::{ErrorNet, NetStats};
 pub use runtime::{App, FrameInfo, Runtime, Status};
-pub use scope::{ErrorScope, Filter, FrameScope, Popped};
+pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};

@@ -16,6 +16,8 @@ use crate::web::js::{describe, enum_str};
 
 /// A pipeline being compiled. Start several, then [`PendingPipeline::finish`] each:
 /// they compile in parallel.
+#[must_use = "a pipeline is only counted once finished"]
+#[derive(Debug)]
 pub struct PendingPipeline<T> {
     promise: js_sys::Promise,
     label: String,
@@ -52,7 +54,7 @@ impl<T: GpuResource + JsCast> PendingPipeline<T> {
                     self.device.ledger(),
                 ))
             }
-            Err(error) => Err(pipeline_fault(&self.label, &error)),
+            Err(error) => Err(self.device.report(pipeline_fault(&self.label, &error))),
         }
     }
 }

@@ -22,7 +22,8 @@ use crate::ledger::Tally;
 use crate::supervisor::{
     Action, DestroyIntent, DeviceState, Fallback, InitFailure, LossReason, LossRecord, Supervisor,
 };
-use crate::web::device::{DiagnosticsLevel, GuardContext, GuardedDevice};
+use crate::web::context::{DiagnosticsLevel, GuardContext};
+use crate::web::device::GuardedDevice;
 use crate::web::init::{self, Gpu, InitOptions};
 use crate::web::js::now_ms;
 use crate::web::log;
@@ -173,11 +174,7 @@ impl<A: App> Runtime<A> {
     /// Creates the runtime; nothing happens until [`Runtime::start`].
     pub fn new(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
         let context = GuardContext::default();
-        let net = ErrorNet::new(context.frame.clone());
-        let reporter_net = net.clone();
-        *context.reporter.borrow_mut() = Some(Rc::new(move |fault: &Fault| {
-            reporter_net.report_fault(fault);
-        }));
+        let net = context.net().clone();
         let supervisor = Supervisor::new(options.backoff);
         Runtime {
             inner: Rc::new(Inner {
@@ -237,7 +234,7 @@ impl<A: App> Runtime<A> {
 
     /// Sets the diagnostics level, effective at once.
     pub fn set_level(&self, level: DiagnosticsLevel) {
-        self.inner.context.level.set(level);
+        self.inner.context.set_level(level);
     }
 
     /// Runs `f` on the live GPU state, if the device is running.
@@ -286,7 +283,7 @@ impl<A: App> Runtime<A> {
         let supervisor = inner.supervisor.borrow();
         let report = inner
             .context
-            .ledger
+            .ledger()
             .try_borrow()
             .map(|l| (l.live(), l.report().peak))
             .unwrap_or_default();
@@ -301,7 +298,7 @@ impl<A: App> Runtime<A> {
             peak: report.1,
             adapter: inner.adapter.borrow().clone(),
             fallback: supervisor.fallback().cloned(),
-            level: inner.context.level.get(),
+            level: inner.context.level(),
             frame_ms: inner.frame_ms.get(),
             frame_ms_total: inner.frame_ms_total.get(),
             cold_start: inner.cold_start.get(),
@@ -530,7 +527,7 @@ impl<A: App> Inner<A> {
         }
         let number = this.frames.get() + 1;
         this.frames.set(number);
-        this.context.frame.set(number);
+        this.context.set_frame(number);
         let started = now_ms();
         let result = match this.live.try_borrow() {
             Ok(live) => match live.as_ref() {
@@ -542,7 +539,7 @@ impl<A: App> Inner<A> {
                     };
                     let scope = live.gpu.device.begin_frame(number);
                     let result = this.app.frame(&live.gpu, &live.resources, &info);
-                    scope.end_reported();
+                    scope.end();
                     result
                 }
                 None => Ok(()),
@@ -558,7 +555,7 @@ impl<A: App> Inner<A> {
             smoothed * 0.9 + elapsed * 0.1
         });
         if let Err(fault) = result {
-            this.net.report_fault(&fault.in_frame(number));
+            this.net.report_ref(&fault.in_frame(number));
         }
         if let Some((mut timings, t0)) = this.pending_timing.take() {
             timings.to_first_frame_ms = now_ms() - t0;

@@ -1,56 +1,100 @@
-//! Error scopes that cannot unbalance the device's stack.
+//! The one error-scope guard: [`ScopeSet`].
 //!
-//! * [`ErrorScope`] pushes on creation and pops on [`ErrorScope::pop`],
-//!   [`ErrorScope::close`] or `Drop` (without awaiting), so `?`, `Err` and early
+//! A scope set pushes every filter it is given, in [`Filter::ALL`] order, and pops
+//! them in reverse, on every path:
+//! * [`ScopeSet::close`] pops now and hands back the pending pops
+//!   ([`PendingPops`]), to await ([`PendingPops::wait`], [`wait_all`]) or to let
+//!   settle on their own ([`PendingPops::detach`]);
+//! * `Drop` pops without awaiting, and whatever the scopes caught goes to the
+//!   device's fault sink, tagged with the set's [`Origin`]: `?`, `Err` and early
 //!   returns all pop.
-//! * [`GuardedDevice::phase`] runs a synchronous closure inside validation +
-//!   out-of-memory + internal scopes (pushed in that order, popped in reverse) and
-//!   awaits the three pops together with any per-call pops of the phase.
-//! * [`FrameScope`] spans `queue.submit` and never awaits inside the frame.
 //!
-//! A pop on an empty stack rejects; that rejection is always observed here and
-//! becomes a [`FaultKind::ScopeStack`] fault, never an unhandled rejection.
+//! Phases, frames, per-call tracking, the out-of-memory ladder and shader creation
+//! all use it. Pushing and popping happen in one JavaScript call each and never
+//! throw into Rust; a pop on an empty stack rejects, and that rejection is always
+//! observed here and becomes a [`FaultKind::ScopeStack`] fault, never an unhandled
+//! rejection.
+//!
+//! A pop on a lost device resolves to null, exactly like a clean pop. An awaited
+//! pop is therefore classified only once the device's state is known: a liveness
+//! probe (a scope around a deliberately invalid call, issued after the pops) comes
+//! back with its error only if the device was alive when the pops were answered.
+
+use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{GpuError, GpuErrorFilter};
+use web_sys::GpuError;
 
-use crate::fault::{Fault, FaultKind};
+use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::classify::to_fault;
-use crate::web::device::{GuardedDevice, PendingCall};
+use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
 
 #[wasm_bindgen(inline_js = r#"
-export function guard_push_three(device) {
-  device.pushErrorScope('validation');
-  device.pushErrorScope('out-of-memory');
-  device.pushErrorScope('internal');
-}
-export function guard_pop_three(device, frame, report) {
-  const internal = device.popErrorScope();
-  const oom = device.popErrorScope();
-  const validation = device.popErrorScope();
-  Promise.allSettled([validation, oom, internal]).then((results) => {
-    for (const r of results) {
-      if (r.status !== 'fulfilled') {
-        report(frame, null, String(r.reason));
-      } else if (r.value) {
-        report(frame, r.value, '');
-      }
+let NAMES = [];
+export function guard_set_filters(names) { NAMES = names; }
+export function guard_push(device, mask) {
+  let pushed = 0;
+  for (let i = 0; i < NAMES.length; i++) {
+    if (mask & (1 << i)) {
+      try { device.pushErrorScope(NAMES[i]); } catch (e) { break; }
+      pushed |= 1 << i;
     }
+  }
+  return pushed;
+}
+export function guard_pop(device, mask) {
+  const pops = [];
+  for (let i = NAMES.length - 1; i >= 0; i--) {
+    if (mask & (1 << i)) {
+      let p;
+      try { p = device.popErrorScope(); } catch (e) { p = Promise.reject(e); }
+      pops.push(p);
+    }
+  }
+  return pops.reverse();
+}
+export function guard_probe(device) {
+  try {
+    device.pushErrorScope('validation');
+    device.createBuffer({ label: 'webgpu-guard liveness probe', size: 4, usage: 3 });
+    return device.popErrorScope().then((e) => e !== null && e !== undefined, () => false);
+  } catch (e) {
+    return Promise.resolve(false);
+  }
+}
+export function guard_settle(promises) {
+  return Promise.allSettled(promises).then((results) => {
+    const out = [];
+    for (const r of results) {
+      if (r.status === 'fulfilled') { out.push(true, r.value); } else { out.push(false, r.reason); }
+    }
+    return out;
   });
+}
+export function guard_pop_report(device, mask, tag, report) {
+  for (const p of guard_pop(device, mask)) {
+    p.then((e) => { if (e) report(tag, e, ''); }, (r) => report(tag, null, String(r)));
+  }
 }
 "#)]
 extern "C" {
-    /// Pushes validation, out-of-memory and internal scopes in one call.
-    fn guard_push_three(device: &web_sys::GpuDevice);
-    /// Pops three scopes in one call; `report(frame, error, rejection)` runs for
-    /// each error caught, after the GPU process has answered.
-    fn guard_pop_three(device: &web_sys::GpuDevice, frame: f64, report: &js_sys::Function);
+    fn guard_set_filters(names: js_sys::Array);
+    fn guard_push(device: &web_sys::GpuDevice, mask: u32) -> u32;
+    fn guard_pop(device: &web_sys::GpuDevice, mask: u32) -> js_sys::Array;
+    fn guard_probe(device: &web_sys::GpuDevice) -> js_sys::Promise;
+    fn guard_settle(promises: &js_sys::Array) -> js_sys::Promise;
+    fn guard_pop_report(
+        device: &web_sys::GpuDevice,
+        mask: u32,
+        tag: f64,
+        report: &js_sys::Function,
+    );
 }
 
-/// The three error-scope filters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An error-scope filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Filter {
     /// `"validation"`.
     Validation,
@@ -61,381 +105,352 @@ pub enum Filter {
 }
 
 impl Filter {
-    pub(crate) fn raw(self) -> GpuErrorFilter {
+    /// Every filter, in the order a set pushes them (popped in reverse). Adding a
+    /// filter touches this list and [`Filter::as_str`] only.
+    pub const ALL: [Filter; 3] = [Filter::Validation, Filter::OutOfMemory, Filter::Internal];
+
+    /// The `GPUErrorFilter` string.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Filter::Validation => GpuErrorFilter::Validation,
-            Filter::OutOfMemory => GpuErrorFilter::OutOfMemory,
-            Filter::Internal => GpuErrorFilter::Internal,
+            Filter::Validation => "validation",
+            Filter::OutOfMemory => "out-of-memory",
+            Filter::Internal => "internal",
         }
     }
-}
 
-/// The outcome of one pop.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Popped {
-    /// The first error the scope caught, if any.
-    pub error: Option<Fault>,
-    /// Whether the device was lost when the pop resolved: a lost device's pop
-    /// resolves to null, which is then *not* a sign of success.
-    pub device_lost: bool,
-}
-
-impl Popped {
-    /// `true` only when nothing was caught and the device is alive.
-    pub fn is_clean(&self) -> bool {
-        self.error.is_none() && !self.device_lost
-    }
-}
-
-/// A pop that was issued and not yet awaited.
-pub struct PendingPop {
-    promise: js_sys::Promise,
-    device: GuardedDevice,
-}
-
-/// Pops one scope of `device` now. The promise's rejection is observed when the
-/// result is awaited or detached.
-pub fn pop_now(device: &GuardedDevice) -> PendingPop {
-    let promise: js_sys::Promise = device.raw().pop_error_scope().unchecked_into();
-    PendingPop {
-        promise,
-        device: device.clone(),
-    }
-}
-
-fn interpret(device: &GuardedDevice, settled: Result<JsValue, JsValue>) -> Result<Popped, Fault> {
-    match settled {
-        Ok(value) if value.is_null() || value.is_undefined() => Ok(Popped {
-            error: None,
-            device_lost: device.is_lost(),
-        }),
-        Ok(value) => Ok(Popped {
-            error: Some(to_fault(value.unchecked_ref::<GpuError>())),
-            device_lost: device.is_lost(),
-        }),
-        Err(reason) => Err(Fault::new(
-            FaultKind::ScopeStack,
-            format!(
-                "popErrorScope() rejected (a pop without a matching push?): {}",
-                describe(&reason)
-            ),
-        )),
-    }
-}
-
-impl PendingPop {
-    /// Awaits the pop.
-    pub async fn wait(self) -> Result<Popped, Fault> {
-        let settled = wasm_bindgen_futures::JsFuture::from(self.promise).await;
-        interpret(&self.device, settled)
-    }
-
-    /// Lets the pop resolve on its own and hands the outcome to `report`.
-    pub fn detach(self, report: impl FnOnce(Result<Popped, Fault>) + 'static) {
-        wasm_bindgen_futures::spawn_local(async move { report(self.wait().await) });
-    }
-}
-
-/// Awaits many pops as one: a single `Promise.allSettled`, not one await per pop.
-pub async fn wait_all(pops: Vec<PendingPop>) -> Vec<Result<Popped, Fault>> {
-    if pops.is_empty() {
-        return Vec::new();
-    }
-    let array = js_sys::Array::new();
-    for pop in &pops {
-        array.push(&pop.promise);
-    }
-    let all = js_sys::Promise::all_settled(&array);
-    let settled = match wasm_bindgen_futures::JsFuture::from(all).await {
-        Ok(value) => js_sys::Array::from(&value),
-        Err(e) => {
-            let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
-            return pops.iter().map(|_| Err(fault.clone())).collect();
+    /// The fault kind this filter catches.
+    pub fn kind(self) -> FaultKind {
+        match self {
+            Filter::Validation => FaultKind::Validation,
+            Filter::OutOfMemory => FaultKind::OutOfMemory,
+            Filter::Internal => FaultKind::Internal,
         }
-    };
-    pops.iter()
-        .enumerate()
-        .map(|(i, pop)| {
-            let entry = settled.get(i as u32);
-            let status = js_sys::Reflect::get(&entry, &"status".into())
-                .ok()
-                .and_then(|s| s.as_string())
-                .unwrap_or_default();
-            let result = if status == "fulfilled" {
-                Ok(js_sys::Reflect::get(&entry, &"value".into()).unwrap_or(JsValue::NULL))
-            } else {
-                Err(js_sys::Reflect::get(&entry, &"reason".into()).unwrap_or(JsValue::UNDEFINED))
-            };
-            interpret(&pop.device, result)
-        })
+    }
+
+    fn bit(self) -> u32 {
+        let index = Filter::ALL.iter().position(|f| *f == self).unwrap_or(0);
+        1 << index
+    }
+}
+
+/// A mask of filters, in [`Filter::ALL`] order.
+pub(crate) fn mask_of(filters: &[Filter]) -> u32 {
+    filters.iter().fold(0, |mask, f| mask | f.bit())
+}
+
+fn filters_of(mask: u32) -> Vec<Filter> {
+    Filter::ALL
+        .into_iter()
+        .filter(|f| mask & f.bit() != 0)
         .collect()
 }
 
-/// Names a per-call outcome after its call: the template's object and call site
-/// with the caught error's kind, message and hint. `None` when the call was clean.
-pub(crate) fn name_call_outcome(template: &Fault, outcome: Result<Popped, Fault>) -> Option<Fault> {
-    match outcome {
-        Ok(Popped {
-            error: Some(fault), ..
-        }) => {
-            let mut named = template.clone();
-            named.kind = fault.kind;
-            named.message = fault.message;
-            named.hint = fault.hint;
-            Some(named)
+thread_local! {
+    static FILTERS_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Hands the filter names to the JavaScript side once.
+fn ensure_filters() {
+    if !FILTERS_SET.with(|set| set.replace(true)) {
+        let names = js_sys::Array::new();
+        for filter in Filter::ALL {
+            names.push(&filter.as_str().into());
         }
-        Ok(_) => None,
-        Err(fault) => Some(fault),
+        guard_set_filters(names);
     }
 }
 
-/// The fault of one outcome, if any (a rejected pop is a fault too).
-fn outcome_fault(outcome: Result<Popped, Fault>) -> Option<Fault> {
-    match outcome {
-        Ok(popped) => popped.error,
-        Err(fault) => Some(fault),
-    }
+/// Pushes the filters of `mask` on `device`; returns the mask actually pushed.
+fn push_mask(device: &DeviceHandle, mask: u32) -> u32 {
+    ensure_filters();
+    guard_push(device.raw(), mask)
 }
 
-/// Splits pending calls into one template and one pop per scope.
-fn unpack_calls(calls: Vec<PendingCall>) -> (Vec<Fault>, Vec<PendingPop>) {
-    let mut templates = Vec::new();
-    let mut pops = Vec::new();
-    for call in calls {
-        for pop in call.pops {
-            templates.push(call.fault_template.clone());
-            pops.push(pop);
-        }
-    }
-    (templates, pops)
+fn pop_mask_reported(device: &DeviceHandle, mask: u32, tag: f64, report: &js_sys::Function) {
+    ensure_filters();
+    guard_pop_report(device.raw(), mask, tag, report);
 }
 
-/// One pushed error scope. Pops on `pop`, `close`, or `Drop`.
-pub struct ErrorScope {
-    device: GuardedDevice,
-    filter: Filter,
+/// Fills the origin fields a fault lacks from `origin`.
+pub(crate) fn tag_fault(mut fault: Fault, origin: &Origin) -> Fault {
+    if fault.origin.phase.is_none() {
+        fault.origin.phase = origin.phase.clone();
+    }
+    if fault.origin.object.is_none() {
+        fault.origin.object = origin.object.clone();
+    }
+    if fault.origin.frame.is_none() {
+        fault.origin.frame = origin.frame;
+    }
+    if fault.origin.call_site.is_none() {
+        fault.origin.call_site = origin.call_site;
+    }
+    fault
+}
+
+/// One RAII guard over a set of error scopes. See the [module docs](self).
+///
+/// ```no_run
+/// # async fn demo(device: &webgpu_guard::web::GuardedDevice) {
+/// use webgpu_guard::web::scope::{Filter, ScopeSet};
+/// let scopes = ScopeSet::push(device, &Filter::ALL);
+/// // ... synchronous WebGPU calls ...
+/// let outcome = scopes.close().wait().await;
+/// if let Some(fault) = outcome.into_fault() {
+///     eprintln!("{fault}");
+/// }
+/// # }
+/// ```
+#[must_use = "a scope set pops when dropped: bind it to a name"]
+#[derive(Debug)]
+pub struct ScopeSet {
+    device: DeviceHandle,
+    mask: u32,
+    origin: Origin,
     open: bool,
 }
 
-impl ErrorScope {
-    /// Pushes a scope with `filter` on `device`.
-    pub fn push(device: &GuardedDevice, filter: Filter) -> Self {
-        device.raw().push_error_scope(filter.raw());
-        ErrorScope {
-            device: device.clone(),
-            filter,
+impl ScopeSet {
+    /// Pushes `filters` on `device` in [`Filter::ALL`] order.
+    pub fn push(device: &impl AsRef<DeviceHandle>, filters: &[Filter]) -> Self {
+        let device = device.as_ref().clone();
+        let mask = push_mask(&device, mask_of(filters));
+        ScopeSet {
+            device,
+            mask,
+            origin: Origin::default(),
             open: true,
         }
     }
 
-    /// The scope's filter.
-    pub fn filter(&self) -> Filter {
-        self.filter
+    /// Sets the origin the faults caught by this set are tagged with (phase,
+    /// object, frame, call site).
+    pub fn tagged(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
     }
 
-    /// Pops now without awaiting.
-    pub fn close(mut self) -> PendingPop {
+    /// The filters pushed (a filter whose push threw is not among them).
+    pub fn filters(&self) -> Vec<Filter> {
+        filters_of(self.mask)
+    }
+
+    /// Pops every scope now, in reverse order, without awaiting.
+    pub fn close(mut self) -> PendingPops {
         self.open = false;
-        pop_now(&self.device)
+        PendingPops::pop(&self.device, self.mask, std::mem::take(&mut self.origin))
     }
 
     /// Pops and awaits.
-    pub async fn pop(self) -> Result<Popped, Fault> {
+    pub async fn pop(self) -> ScopeOutcome {
         self.close().wait().await
     }
-}
 
-impl Drop for ErrorScope {
-    /// Pops without awaiting; anything caught goes to the device's late-fault reporter.
-    fn drop(&mut self) {
-        if !self.open {
-            return;
-        }
+    /// Pops every scope now, without awaiting and without allocating: each caught
+    /// error goes to `report(tag, error, rejection)` (a JavaScript function made
+    /// once) when the GPU process has answered. The frame scope's path.
+    pub(crate) fn end_reported(mut self, tag: f64, report: &js_sys::Function) {
         self.open = false;
-        let device = self.device.clone();
-        pop_now(&self.device).detach(move |outcome| match outcome {
-            Ok(Popped {
-                error: Some(fault), ..
-            }) => device.report_late(&fault),
-            Ok(_) => {}
-            Err(fault) => device.report_late(&fault),
-        });
+        pop_mask_reported(&self.device, self.mask, tag, report);
     }
 }
 
-/// Pushes validation, out-of-memory and internal scopes, in that order.
-fn push_three(device: &GuardedDevice) -> [ErrorScope; 3] {
-    [
-        ErrorScope::push(device, Filter::Validation),
-        ErrorScope::push(device, Filter::OutOfMemory),
-        ErrorScope::push(device, Filter::Internal),
-    ]
-}
-
-/// Pops the three in reverse order, without awaiting.
-fn close_three(scopes: [ErrorScope; 3]) -> Vec<PendingPop> {
-    let [validation, oom, internal] = scopes;
-    let internal = internal.close();
-    let oom = oom.close();
-    let validation = validation.close();
-    vec![validation, oom, internal]
-}
-
-impl GuardedDevice {
-    /// Runs `work` inside validation + out-of-memory + internal scopes and returns its
-    /// value, or the first fault caught (with the others in [`Fault::related`]), named
-    /// after the phase `label`.
-    ///
-    /// `work` is synchronous on purpose: an `.await` between push and pop would let
-    /// other tasks drop their errors into this phase. With
-    /// [`crate::web::DiagnosticsLevel::Off`] no scope is pushed.
-    pub async fn phase<T>(
-        &self,
-        label: &str,
-        work: impl FnOnce() -> Result<T, Fault>,
-    ) -> Result<T, Fault> {
-        if self.level() == crate::web::DiagnosticsLevel::Off {
-            return work().map_err(|f| f.in_phase(label));
-        }
-        let scopes = push_three(self);
-        self.enter_phase();
-        let result = work();
-        self.leave_phase();
-        let mut pops = close_three(scopes);
-        let calls = if self.in_phase() {
-            Vec::new()
-        } else {
-            self.take_pending_calls()
-        };
-        let phase_pops = pops.len();
-        let (templates, call_pops) = unpack_calls(calls);
-        pops.extend(call_pops);
-        let mut outcomes = wait_all(pops).await;
-        let call_outcomes = outcomes.split_off(phase_pops);
-        // Per-call faults first: they carry the call site.
-        let faults: Vec<Fault> = templates
-            .iter()
-            .zip(call_outcomes)
-            .filter_map(|(template, outcome)| name_call_outcome(template, outcome))
-            .chain(outcomes.into_iter().filter_map(outcome_fault))
-            .map(|f| f.in_phase(label))
-            .collect();
-        let mut faults: Vec<Fault> = faults.into_iter().map(|f| self.attribute(f)).collect();
-        if !self.in_phase() {
-            self.clear_call_sites();
-        }
-        let lost = self.is_lost();
-        match (result, faults.is_empty(), lost) {
-            (Ok(value), true, false) => Ok(value),
-            (result, _, _) => {
-                if let Err(exception) = result {
-                    faults.push(exception.in_phase(label));
-                }
-                if lost {
-                    faults.insert(
-                        0,
-                        Fault::new(
-                            FaultKind::DeviceLost,
-                            "the device was lost: pops resolve to null, nothing can be known",
-                        )
-                        .in_phase(label),
-                    );
-                }
-                let first = faults.remove(0);
-                Err(first.with_related(faults))
-            }
-        }
-    }
-
-    /// Opens the scopes of frame `frame` (validation, out-of-memory, internal, in one
-    /// call); close them after `queue.submit` with [`FrameScope::end_reported`] or
-    /// [`FrameScope::end`].
-    pub fn begin_frame(&self, frame: u64) -> FrameScope {
-        let open = self.level() != crate::web::DiagnosticsLevel::Off;
-        if open {
-            guard_push_three(self.raw());
-        }
-        FrameScope {
-            device: self.clone(),
-            frame,
-            open,
-        }
-    }
-
-    /// Awaits the per-call pops issued outside any phase; returns their faults.
-    pub async fn flush_calls(&self) -> Vec<Fault> {
-        let (templates, pops) = unpack_calls(self.take_pending_calls());
-        let outcomes = wait_all(pops).await;
-        templates
-            .iter()
-            .zip(outcomes)
-            .filter_map(|(template, outcome)| name_call_outcome(template, outcome))
-            .collect()
-    }
-}
-
-/// The scopes of one frame, spanning `queue.submit`. Never awaited in the frame.
-/// Dropping it ends it with [`FrameScope::end_reported`].
-pub struct FrameScope {
-    device: GuardedDevice,
-    frame: u64,
-    open: bool,
-}
-
-impl FrameScope {
-    /// The frame number.
-    pub fn frame(&self) -> u64 {
-        self.frame
-    }
-
-    /// Pops the scopes (after `queue.submit`) without awaiting; `report` receives the
-    /// faults, tagged with the frame number, once the GPU process has answered.
-    /// `report` is not called when the frame was clean.
-    pub fn end(mut self, report: impl FnOnce(Vec<Fault>) + 'static) {
-        if !std::mem::replace(&mut self.open, false) {
-            return;
-        }
-        let pops = vec![
-            pop_now(&self.device),
-            pop_now(&self.device),
-            pop_now(&self.device),
-        ];
-        let frame = self.frame;
-        wasm_bindgen_futures::spawn_local(async move {
-            let faults: Vec<Fault> = wait_all(pops)
-                .await
-                .into_iter()
-                .filter_map(outcome_fault)
-                .map(|f| f.in_frame(frame))
-                .collect();
-            if !faults.is_empty() {
-                report(faults);
-            }
-        });
-    }
-
-    /// Pops the scopes (after `queue.submit`) in one call, without awaiting and
-    /// without allocating: faults go to the device's late-fault reporter, tagged
-    /// with the frame number. The cheap path the runtime uses every frame.
-    pub fn end_reported(mut self) {
-        if std::mem::replace(&mut self.open, false) {
-            guard_pop_three(
-                self.device.raw(),
-                self.frame as f64,
-                &self.device.frame_reporter(),
-            );
-        }
-    }
-}
-
-impl Drop for FrameScope {
+impl Drop for ScopeSet {
+    /// Pops without awaiting; what the scopes caught goes to the fault sink.
     fn drop(&mut self) {
         if std::mem::replace(&mut self.open, false) {
-            guard_pop_three(
-                self.device.raw(),
-                self.frame as f64,
-                &self.device.frame_reporter(),
-            );
+            PendingPops::pop(&self.device, self.mask, std::mem::take(&mut self.origin)).detach();
         }
     }
+}
+
+/// Pops that were issued and not yet awaited.
+#[must_use = "pending pops must be awaited or detached"]
+#[derive(Debug)]
+pub struct PendingPops {
+    device: DeviceHandle,
+    filters: Vec<Filter>,
+    promises: Vec<js_sys::Promise>,
+    origin: Origin,
+}
+
+impl PendingPops {
+    fn pop(device: &DeviceHandle, mask: u32, origin: Origin) -> Self {
+        ensure_filters();
+        let array = guard_pop(device.raw(), mask);
+        let promises = array.iter().map(|p| p.unchecked_into()).collect();
+        PendingPops {
+            device: device.clone(),
+            filters: filters_of(mask),
+            promises,
+            origin,
+        }
+    }
+
+    /// Awaits the pops (with the liveness probe).
+    pub async fn wait(self) -> ScopeOutcome {
+        wait_all(vec![self])
+            .await
+            .pop()
+            .unwrap_or_else(ScopeOutcome::empty)
+    }
+
+    /// Lets the pops settle on their own; what they caught goes to the fault sink.
+    pub fn detach(self) {
+        let net = self.device.context().net().clone();
+        self.detach_with(move |outcome| {
+            for fault in outcome.faults {
+                net.report_ref(&fault);
+            }
+        });
+    }
+
+    /// Lets the pops settle on their own and hands the outcome to `then` (without
+    /// the liveness probe: nothing is concluded from a null here).
+    pub fn detach_with(self, then: impl FnOnce(ScopeOutcome) + 'static) {
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcomes = settle(vec![self], false).await;
+            if let Some(outcome) = outcomes.into_iter().next() {
+                then(outcome);
+            }
+        });
+    }
+}
+
+/// What one set of pops caught.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScopeOutcome {
+    /// The errors caught (at most one per filter, in push order) and the
+    /// rejected pops ([`FaultKind::ScopeStack`]), tagged with the set's origin.
+    pub faults: Vec<Fault>,
+    /// Whether the device was lost by the time the pops were answered: a lost
+    /// device's pops resolve to null, which is then *not* a sign of success.
+    pub device_lost: bool,
+}
+
+impl ScopeOutcome {
+    fn empty() -> Self {
+        ScopeOutcome::default()
+    }
+
+    /// `true` only when nothing was caught and the device is known to be alive.
+    pub fn is_clean(&self) -> bool {
+        self.faults.is_empty() && !self.device_lost
+    }
+
+    /// The fault caught for `kind`, if any.
+    pub fn caught(&self, kind: FaultKind) -> Option<&Fault> {
+        self.faults.iter().find(|f| f.kind == kind)
+    }
+
+    /// One fault for the whole set: the first caught, with the others as related;
+    /// a [`FaultKind::DeviceLost`] fault when nothing was caught on a lost device;
+    /// `None` when clean.
+    pub fn into_fault(mut self) -> Option<Fault> {
+        if self.device_lost {
+            self.faults.insert(
+                0,
+                Fault::new(
+                    FaultKind::DeviceLost,
+                    "the device was lost: its error scopes resolve to null, nothing can be known",
+                ),
+            );
+        }
+        if self.faults.is_empty() {
+            return None;
+        }
+        let first = self.faults.remove(0);
+        Some(first.with_related(self.faults))
+    }
+}
+
+/// Pops a scope that was never pushed: resolves to a [`FaultKind::ScopeStack`]
+/// fault when the stack is balanced. For tests that prove balance.
+pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
+    let device = device.as_ref();
+    let promise: js_sys::Promise = device.raw().pop_error_scope().unchecked_into();
+    PendingPops {
+        device: device.clone(),
+        filters: vec![Filter::Validation],
+        promises: vec![promise],
+        origin: Origin::default(),
+    }
+}
+
+/// Awaits many sets of pops as one: a single `Promise.allSettled` with one
+/// liveness probe for the batch, not one await per pop.
+pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
+    settle(sets, true).await
+}
+
+async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
+    if sets.is_empty() {
+        return Vec::new();
+    }
+    let device = sets[0].device.clone();
+    let array = js_sys::Array::new();
+    for set in &sets {
+        for promise in &set.promises {
+            array.push(promise);
+        }
+    }
+    // Issued after every pop of the batch: answered with its error only if the
+    // device was alive when the pops before it were answered.
+    let probed = probe && !device.is_lost();
+    if probed {
+        array.push(&guard_probe(device.raw()));
+    }
+    let settled = match wasm_bindgen_futures::JsFuture::from(guard_settle(&array)).await {
+        Ok(value) => js_sys::Array::from(&value),
+        Err(e) => {
+            let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
+            return sets
+                .iter()
+                .map(|_| ScopeOutcome {
+                    faults: vec![fault.clone()],
+                    device_lost: device.is_lost(),
+                })
+                .collect();
+        }
+    };
+    let total: u32 = sets.iter().map(|s| s.promises.len() as u32).sum();
+    let alive = if probed {
+        settled.get(2 * total + 1).as_bool().unwrap_or(false)
+    } else {
+        !device.is_lost()
+    };
+    if !alive && probe {
+        device.mark_lost();
+    }
+    let mut index = 0u32;
+    sets.into_iter()
+        .map(|set| {
+            let mut faults = Vec::new();
+            for _ in &set.filters {
+                let ok = settled.get(2 * index).as_bool().unwrap_or(false);
+                let value = settled.get(2 * index + 1);
+                index += 1;
+                let fault = if !ok {
+                    Some(Fault::new(
+                        FaultKind::ScopeStack,
+                        format!(
+                            "popErrorScope() rejected (a pop without a matching push?): {}",
+                            describe(&value)
+                        ),
+                    ))
+                } else if value.is_null() || value.is_undefined() {
+                    None
+                } else {
+                    Some(to_fault(value.unchecked_ref::<GpuError>()))
+                };
+                if let Some(fault) = fault {
+                    faults.push(tag_fault(fault, &set.origin));
+                }
+            }
+            ScopeOutcome {
+                faults,
+                device_lost: probe && !alive,
+            }
+        })
+        .collect()
 }

@@ -6,15 +6,16 @@ use web_sys::{
     GpuShaderModuleDescriptor,
 };
 
-use crate::fault::{Fault, FaultKind};
+use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::shader_diag::{CompilationMessage, MessageType, ShaderDiagnostics};
-use crate::web::alloc::Tracked;
+use crate::web::alloc::{CallScopes, Tracked};
+use crate::web::catching::try_create_shader_module;
 use crate::web::device::GuardedDevice;
 use crate::web::js::{describe, enum_str};
-use crate::web::log;
-use crate::web::scope::{wait_all, ErrorScope, Filter};
+use crate::web::scope::{tag_fault, Filter, ScopeSet};
 
 /// A module that compiled, with any warnings and infos.
+#[derive(Debug)]
 pub struct CompiledShader {
     /// The module.
     pub module: Tracked<GpuShaderModule>,
@@ -63,14 +64,31 @@ fn read_message(m: &GpuCompilationMessage) -> CompilationMessage {
 
 impl GuardedDevice {
     /// Creates a module from WGSL `source`, reads `getCompilationInfo()` and returns
-    /// the module with its warnings, or the formatted errors. `hints` pairs entry
-    /// points with the pipeline layout they will be used with (`compilationHints`).
-    /// Errors are written with `console.error`, warnings and infos with `console.warn`.
-    pub async fn create_shader_module(
+    /// the module with its warnings, or the formatted errors (`label:line:col`, the
+    /// source line, a caret underline). `hints` pairs entry points with the
+    /// pipeline layout they will be used with (`compilationHints`).
+    ///
+    /// Errors reach the fault sink once, as one fault naming the module; warnings
+    /// and infos go through the same limiter. The module's own validation error is
+    /// caught by the module's scope set (no per-call scope is nested inside it,
+    /// whatever the diagnostics level), so it is not reported a second time.
+    #[track_caller]
+    pub fn create_shader_module<'a>(
+        &'a self,
+        label: &'a str,
+        source: &'a str,
+        hints: &'a [(&'a str, &'a GpuPipelineLayout)],
+    ) -> impl std::future::Future<Output = Result<CompiledShader, ShaderError>> + 'a {
+        let site = CallSite::here();
+        async move { self.compile(label, source, hints, site).await }
+    }
+
+    async fn compile(
         &self,
         label: &str,
         source: &str,
         hints: &[(&str, &GpuPipelineLayout)],
+        site: CallSite,
     ) -> Result<CompiledShader, ShaderError> {
         let desc = GpuShaderModuleDescriptor::new(source);
         desc.set_label(label);
@@ -85,31 +103,46 @@ impl GuardedDevice {
                 .collect();
             desc.set_compilation_hints(&list);
         }
-        // The module's own validation error is expected when the WGSL is wrong: keep
-        // it out of the uncaptured-error net, the compiler messages say more.
-        let scope = ErrorScope::push(self, Filter::Validation);
-        let created = self.track(label, source.len() as u64, || {
-            Ok(self.raw().create_shader_module(&desc))
-        });
-        let pop = scope.close();
-        let fail = |fault: Fault| ShaderError {
-            diagnostics: ShaderDiagnostics::new(label, source, Vec::new()),
-            fault: fault.on_object(label),
+        let origin = Origin {
+            object: Some(label.to_string()),
+            call_site: Some(site),
+            ..Origin::default()
         };
+        let fail = |fault: Fault, diagnostics: ShaderDiagnostics| ShaderError {
+            diagnostics,
+            fault: self.report(tag_fault(fault, &origin)),
+        };
+        let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
+        let created = self.track_with(
+            CallScopes::CallerScoped,
+            site,
+            label,
+            source.len() as u64,
+            || try_create_shader_module(self.raw(), &desc),
+        );
+        let pops = scopes.close();
         let module = match created {
             Ok(module) => module,
             Err(fault) => {
-                let _ = wait_all(vec![pop]).await;
-                return Err(fail(fault));
+                let _ = pops.wait().await;
+                return Err(fail(
+                    fault,
+                    ShaderDiagnostics::new(label, source, Vec::new()),
+                ));
             }
         };
-        let info = wasm_bindgen_futures::JsFuture::from(
-            module
-                .get_compilation_info()
-                .unchecked_into::<js_sys::Promise>(),
-        );
-        let (info, popped) = (info.await, wait_all(vec![pop]).await);
-        let info = info.map_err(|e| fail(Fault::new(FaultKind::Exception, describe(&e))))?;
+        let info_promise: js_sys::Promise = module.get_compilation_info().unchecked_into();
+        let info = wasm_bindgen_futures::JsFuture::from(info_promise);
+        let (info, outcome) = (info.await, pops.wait().await);
+        let info = match info {
+            Ok(info) => info,
+            Err(e) => {
+                return Err(fail(
+                    Fault::new(FaultKind::Exception, describe(&e)),
+                    ShaderDiagnostics::new(label, source, Vec::new()),
+                ))
+            }
+        };
         let list: js_sys::Array = js_sys::Reflect::get(&info, &"messages".into())
             .map(|v| v.unchecked_into())
             .unwrap_or_default();
@@ -119,25 +152,25 @@ impl GuardedDevice {
             .collect();
         let diagnostics = ShaderDiagnostics::new(label, source, messages);
         for (raw, text) in diagnostics.messages.iter().zip(&diagnostics.formatted) {
-            match raw.kind {
-                MessageType::Error => log::error(text),
-                _ => log::warn(text),
+            if raw.kind != MessageType::Error {
+                self.net().warn(text);
             }
         }
-        let scope_fault = popped.into_iter().next().and_then(|p| match p {
-            Ok(p) => p.error,
-            Err(f) => Some(f),
-        });
+        let device_lost = outcome.device_lost;
+        let scope_fault = outcome.into_fault();
         if diagnostics.has_errors() || scope_fault.is_some() {
-            let message = if diagnostics.has_errors() {
-                diagnostics.to_string()
+            let fault = if diagnostics.has_errors() {
+                Fault::new(FaultKind::Validation, diagnostics.to_string())
             } else {
-                scope_fault.map(|f| f.message).unwrap_or_default()
+                scope_fault.unwrap_or_else(|| Fault::new(FaultKind::DeviceLost, "device lost"))
             };
-            return Err(ShaderError {
-                fault: Fault::new(FaultKind::Validation, message).on_object(label),
+            return Err(fail(fault, diagnostics));
+        }
+        if device_lost {
+            return Err(fail(
+                Fault::new(FaultKind::DeviceLost, "device lost while compiling"),
                 diagnostics,
-            });
+            ));
         }
         Ok(CompiledShader {
             module,

@@ -11,7 +11,7 @@ use web_sys::{
 use webgpu_guard::fault::Fault;
 use webgpu_guard::web::alloc::{COPY_DST, STAGE_COMPUTE, TEXTURE_BINDING, UNIFORM};
 use webgpu_guard::web::js::{now_ms, nullable};
-use webgpu_guard::web::scope::{ErrorScope, Filter};
+use webgpu_guard::web::scope::{Filter, ScopeSet};
 use webgpu_guard::web::{DiagnosticsLevel, GuardedDevice, TextureSpec, Tracked};
 
 /// Resources per start-up.
@@ -180,9 +180,9 @@ pub async fn measure(d: &GuardedDevice, kit: &Kit, strategy: Strategy) -> Result
         Strategy::PerResourceAwaited => {
             d.set_level(DiagnosticsLevel::Off);
             for i in 0..RESOURCES {
-                let scope = ErrorScope::push(d, Filter::Validation);
+                let scope = ScopeSet::push(d, &[Filter::Validation]);
                 let made = create(d, kit, i, &mut buffers)?;
-                if let Some(fault) = scope.pop().await?.error {
+                if let Some(fault) = scope.pop().await.into_fault() {
                     return Err(fault);
                 }
                 kept.push(made);

@@ -7,7 +7,6 @@ use gloo_timers::callback::Interval;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Document, GpuBufferDescriptor, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
-use webgpu_guard::fault::FaultKind;
 use webgpu_guard::payload::Payload;
 use webgpu_guard::supervisor::Fallback;
 use webgpu_guard::web::alloc::{MAP_READ, MAP_WRITE, RENDER_ATTACHMENT, TEXTURE_BINDING};
@@ -294,7 +293,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     let r = runtime.clone();
     let ledger = Closure::<dyn Fn() -> JsValue>::new(move || {
         r.context()
-            .ledger
+            .ledger()
             .try_borrow()
             .map(|l| JsValue::from_str(&l.report().to_string()))
             .unwrap_or(JsValue::NULL)
@@ -370,7 +369,6 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
             let Some(device) = runtime.with_live(|gpu, _| gpu.device.clone()) else {
                 return JsValue::from_str("no running device");
             };
-            let net = runtime.net().clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match device
                     .create_shader_module("injected-bad-shader", BAD_WGSL, &[])
@@ -378,19 +376,8 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
                 {
                     Ok(_) => log::warn("the broken shader compiled?"),
                     Err(error) => {
+                        // Already reported through the net, counted and rate-limited.
                         *app.diagnostics.borrow_mut() = error.diagnostics.formatted.clone();
-                        net.report(
-                            FaultKind::Validation,
-                            &format!(
-                                "[ShaderModule \"injected-bad-shader\"] {}",
-                                error
-                                    .diagnostics
-                                    .formatted
-                                    .first()
-                                    .cloned()
-                                    .unwrap_or_default()
-                            ),
-                        );
                         if let Some(panel) = element("diagnostics") {
                             panel.set_text_content(Some(&error.diagnostics.to_string()));
                         }

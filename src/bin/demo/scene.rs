@@ -6,15 +6,14 @@ use std::cell::{Cell, RefCell};
 use web_sys::{
     GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout,
     GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout,
-    GpuBufferBindingType, GpuColorTargetState, GpuCommandEncoderDescriptor, GpuCompareFunction,
-    GpuCullMode, GpuDepthStencilState, GpuFilterMode, GpuFragmentState, GpuIndexFormat, GpuLoadOp,
+    GpuBufferBindingType, GpuColorTargetState, GpuCompareFunction, GpuCullMode,
+    GpuDepthStencilState, GpuFilterMode, GpuFragmentState, GpuIndexFormat, GpuLoadOp,
     GpuPipelineLayout, GpuPipelineLayoutDescriptor, GpuPrimitiveState,
     GpuRenderPassColorAttachment, GpuRenderPassDepthStencilAttachment, GpuRenderPassDescriptor,
-    GpuRenderPassEncoder, GpuRenderPipeline, GpuRenderPipelineDescriptor, GpuSampler,
-    GpuSamplerBindingLayout, GpuSamplerBindingType, GpuSamplerDescriptor, GpuShaderModule,
-    GpuStoreOp, GpuTexture, GpuTextureBindingLayout, GpuTextureFormat, GpuTextureSampleType,
-    GpuTextureView, GpuVertexAttribute, GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState,
-    GpuVertexStepMode,
+    GpuRenderPipeline, GpuRenderPipelineDescriptor, GpuSampler, GpuSamplerBindingLayout,
+    GpuSamplerBindingType, GpuSamplerDescriptor, GpuShaderModule, GpuStoreOp, GpuTexture,
+    GpuTextureBindingLayout, GpuTextureFormat, GpuTextureSampleType, GpuTextureView,
+    GpuVertexAttribute, GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState, GpuVertexStepMode,
 };
 use webgpu_guard::fault::Fault;
 use webgpu_guard::math;
@@ -25,7 +24,7 @@ use webgpu_guard::web::alloc::{
 };
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::GuardedDevice;
-use webgpu_guard::web::{App, FrameInfo, Gpu, TextureSpec, Tracked};
+use webgpu_guard::web::{App, CommandEncoder, FrameInfo, Gpu, RenderPass, TextureSpec, Tracked};
 
 use crate::camera::OrbitCamera;
 use crate::mesh::{self, Mesh, FLOATS_PER_VERTEX};
@@ -480,26 +479,17 @@ impl App for DemoApp {
             }
             self.last_frame_ms.set(Some(info.time_ms));
         }
-        let queue = gpu.device.queue();
-        queue
-            .write_buffer_with_u32_and_u8_slice(&r.globals, 0, &self.globals_bytes(r.shadow_size))
-            .map_err(Fault::from)?;
-        queue
-            .write_buffer_with_u32_and_u8_slice(
-                &r.instances,
-                0,
-                &self.instance_bytes(self.time_s.get() as f32),
-            )
-            .map_err(Fault::from)?;
+        let device = &gpu.device;
+        device.write_buffer(&r.globals, 0, &self.globals_bytes(r.shadow_size))?;
+        device.write_buffer(
+            &r.instances,
+            0,
+            &self.instance_bytes(self.time_s.get() as f32),
+        )?;
 
         let target = gpu.context.get_current_texture().map_err(Fault::from)?;
         let target_view = target.create_view().map_err(Fault::from)?;
-        let encoder_desc = GpuCommandEncoderDescriptor::new();
-        encoder_desc.set_label(&format!("frame-{}", info.number));
-        let encoder = gpu
-            .device
-            .raw()
-            .create_command_encoder_with_descriptor(&encoder_desc);
+        let encoder = device.create_command_encoder("frame")?;
 
         // Shadow pass: depth only, from the light; skipped while the scene is still.
         if !self.still || r.shadow_dirty.replace(false) {
@@ -520,37 +510,29 @@ impl App for DemoApp {
         let main_desc = GpuRenderPassDescriptor::new(&[nullable(&color)]);
         main_desc.set_label("main-pass");
         main_desc.set_depth_stencil_attachment(&depth);
-        let pass = encoder.begin_render_pass(&main_desc).map_err(Fault::from)?;
-        pass.set_pipeline(&r.main_pipeline);
-        pass.set_bind_group(0, Some(&*r.globals_group));
-        pass.set_bind_group(1, Some(&*r.shadow_group));
-        self.draw_meshes(&pass, r);
-        pass.end();
+        let pass = encoder.begin_render_pass(&main_desc)?;
+        pass.set_pipeline(&r.main_pipeline)?;
+        pass.set_bind_group(0, Some(&r.globals_group))?;
+        pass.set_bind_group(1, Some(&r.shadow_group))?;
+        self.draw_meshes(&pass, r)?;
+        pass.end()?;
+        device.submit(&[encoder.finish()?])?;
 
-        let mut buffers = vec![encoder.finish()];
         if self.storm.get() {
-            // An invalid command buffer: clearBuffer at an offset that is not a
-            // multiple of 4. Validated at submit, inside the frame scope.
-            let bad_desc = GpuCommandEncoderDescriptor::new();
-            bad_desc.set_label("storm-encoder");
-            let bad = gpu
-                .device
-                .raw()
-                .create_command_encoder_with_descriptor(&bad_desc);
-            bad.clear_buffer_with_u32_and_u32(&r.storm_target, 3, 4);
-            buffers.push(bad.finish());
+            // An invalid command buffer (clearBuffer at an offset that is not a
+            // multiple of 4), in a submit of its own so that the scene's submit
+            // stays valid: validated at submit, inside the frame scope.
+            let bad = device.create_command_encoder("storm-encoder")?;
+            bad.raw()
+                .clear_buffer_with_u32_and_u32(&r.storm_target, 3, 4);
+            device.submit(&[bad.finish()?])?;
         }
-        queue.submit(&buffers);
         Ok(())
     }
 }
 
 impl DemoApp {
-    fn shadow_pass(
-        &self,
-        encoder: &web_sys::GpuCommandEncoder,
-        r: &Resources,
-    ) -> Result<(), Fault> {
+    fn shadow_pass(&self, encoder: &CommandEncoder, r: &Resources) -> Result<(), Fault> {
         let shadow_depth =
             GpuRenderPassDepthStencilAttachment::new_with_gpu_texture_view(&r.shadow_view);
         shadow_depth.set_depth_clear_value(1.0);
@@ -559,34 +541,26 @@ impl DemoApp {
         let shadow_pass_desc = GpuRenderPassDescriptor::new(&[]);
         shadow_pass_desc.set_label("shadow-pass");
         shadow_pass_desc.set_depth_stencil_attachment(&shadow_depth);
-        let pass = encoder
-            .begin_render_pass(&shadow_pass_desc)
-            .map_err(Fault::from)?;
-        pass.set_pipeline(&r.shadow_pipeline);
-        pass.set_bind_group(0, Some(&*r.globals_group));
-        self.draw_meshes(&pass, r);
-        pass.end();
-        Ok(())
+        let pass = encoder.begin_render_pass(&shadow_pass_desc)?;
+        pass.set_pipeline(&r.shadow_pipeline)?;
+        pass.set_bind_group(0, Some(&r.globals_group))?;
+        self.draw_meshes(&pass, r)?;
+        pass.end()
     }
 
-    fn draw_meshes(&self, pass: &GpuRenderPassEncoder, r: &Resources) {
+    fn draw_meshes(&self, pass: &RenderPass, r: &Resources) -> Result<(), Fault> {
         let cubes = self.scene.cubes.len() as u32;
         let octahedra = self.scene.octahedra.len() as u32;
-        pass.set_vertex_buffer(0, Some(&r.cube_vertices));
-        pass.set_vertex_buffer(1, Some(&r.instances));
-        pass.set_index_buffer(&r.cube_indices, GpuIndexFormat::Uint16);
-        pass.draw_indexed_with_instance_count(self.cube.indices.len() as u32, cubes);
+        pass.set_vertex_buffer(0, &r.cube_vertices)?;
+        pass.set_vertex_buffer(1, &r.instances)?;
+        pass.set_index_buffer(&r.cube_indices, GpuIndexFormat::Uint16)?;
+        pass.draw_indexed(self.cube.indices.len() as u32, cubes, 0, 0, 0)?;
         if octahedra > 0 {
-            pass.set_vertex_buffer(0, Some(&r.octa_vertices));
-            pass.set_index_buffer(&r.octa_indices, GpuIndexFormat::Uint16);
-            pass.draw_indexed_with_instance_count_and_first_index_and_base_vertex_and_first_instance(
-                self.octahedron.indices.len() as u32,
-                octahedra,
-                0,
-                0,
-                cubes,
-            );
+            pass.set_vertex_buffer(0, &r.octa_vertices)?;
+            pass.set_index_buffer(&r.octa_indices, GpuIndexFormat::Uint16)?;
+            pass.draw_indexed(self.octahedron.indices.len() as u32, octahedra, 0, 0, cubes)?;
         }
+        Ok(())
     }
 }
 

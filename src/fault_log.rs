@@ -1,0 +1,255 @@
+//! The one fault path, as plain Rust: every fault the library observes (scoped,
+//! late, frame, an application's `Err`, shader diagnostics, uncaptured errors) is
+//! counted by kind, rendered by one formatter ([`Fault`]'s `Display`), written
+//! through one rate limiter and sent to telemetry grouped by its sanitised label.
+//!
+//! The browser layer ([`crate::web::net`]) only adds the clock and the console.
+
+use std::collections::VecDeque;
+
+use crate::fault::{Fault, FaultKind};
+use crate::rate_limit::{Admission, RateLimiter};
+use crate::sanitize::Sanitizer;
+use crate::telemetry::{GroupSummary, Telemetry, TelemetrySink};
+
+/// Counters of the fault path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Validation errors seen.
+    pub validation: u64,
+    /// Out-of-memory errors seen.
+    pub out_of_memory: u64,
+    /// Internal errors seen.
+    pub internal: u64,
+    /// Other faults reported (exceptions, pipeline, scope-stack, device-lost).
+    pub other: u64,
+    /// Shader compiler warnings reported.
+    pub warnings: u64,
+    /// Lines written to the console (cut-off lines included).
+    pub logged: u64,
+    /// Faults held back by the limiter.
+    pub suppressed: u64,
+    /// Cut-off lines written.
+    pub cut_offs: u64,
+    /// Events the handler could not process (re-entrancy, foreign event).
+    pub handler_failures: u64,
+    /// Telemetry events sent.
+    pub telemetry_sent: u64,
+    /// Telemetry events held back by the telemetry limiter.
+    pub telemetry_held_back: u64,
+    /// Telemetry sink calls that failed (threw or returned `Err`).
+    pub sink_failures: u64,
+    /// Main-thread time spent in the uncaptured-error handler, in microseconds.
+    pub handler_us: u64,
+}
+
+impl NetStats {
+    /// Errors of every kind seen (warnings excluded).
+    pub fn total_errors(&self) -> u64 {
+        self.validation + self.out_of_memory + self.internal + self.other
+    }
+
+    fn count(&mut self, kind: FaultKind) {
+        match kind {
+            FaultKind::Validation => self.validation += 1,
+            FaultKind::OutOfMemory => self.out_of_memory += 1,
+            FaultKind::Internal => self.internal += 1,
+            _ => self.other += 1,
+        }
+    }
+}
+
+/// How a written line is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// `console.error`.
+    Error,
+    /// `console.warn`.
+    Warning,
+}
+
+/// One line to write, decided by the limiter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// How to show it.
+    pub severity: Severity,
+    /// The text.
+    pub text: String,
+}
+
+const RECENT_LINES: usize = 64;
+
+/// Counts, limits, formats and forwards faults.
+pub struct FaultLog {
+    limiter: RateLimiter,
+    telemetry: Telemetry,
+    sink: Box<dyn TelemetrySink>,
+    stats: NetStats,
+    recent: VecDeque<String>,
+}
+
+impl FaultLog {
+    /// A log writing at most 5 lines a second, with `sink` for telemetry.
+    pub fn new(sink: Box<dyn TelemetrySink>) -> Self {
+        FaultLog {
+            limiter: RateLimiter::default(),
+            telemetry: Telemetry::default(),
+            sink,
+            stats: NetStats::default(),
+            recent: VecDeque::new(),
+        }
+    }
+
+    /// Replaces the telemetry sink.
+    pub fn set_sink(&mut self, sink: Box<dyn TelemetrySink>) {
+        self.sink = sink;
+    }
+
+    /// Sets the sanitising step applied to telemetry messages and labels.
+    pub fn set_sanitizer(&mut self, sanitizer: Option<Sanitizer>) {
+        self.telemetry.set_sanitizer(sanitizer);
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> NetStats {
+        self.stats
+    }
+
+    /// The last lines written (at most 64), oldest first.
+    pub fn recent_lines(&self) -> Vec<String> {
+        self.recent.iter().cloned().collect()
+    }
+
+    /// Telemetry groups (kind, sanitised label) seen so far.
+    pub fn groups(&self) -> Vec<GroupSummary> {
+        self.telemetry.groups()
+    }
+
+    /// Records one fault observed at `now_ms`: counts it (and its related faults),
+    /// sends it to telemetry, and returns the line to write if the limiter admits
+    /// one (the fault itself, or the cut-off line).
+    pub fn record(&mut self, fault: &Fault, now_ms: f64) -> Option<Line> {
+        self.stats.count(fault.kind);
+        for related in &fault.related {
+            self.stats.count(related.kind);
+        }
+        let line = self.admit(now_ms, || fault.to_string(), Severity::Error);
+        let sent_before = self.telemetry.sent();
+        let failures_before = self.telemetry.sink_failures();
+        let label = fault.label_for_grouping();
+        self.telemetry.record(
+            fault.kind,
+            label.as_deref(),
+            &fault.message,
+            fault.origin.frame,
+            now_ms,
+            self.sink.as_ref(),
+        );
+        self.stats.telemetry_sent += self.telemetry.sent() - sent_before;
+        self.stats.sink_failures += self.telemetry.sink_failures() - failures_before;
+        self.stats.telemetry_held_back = self.telemetry.held_back();
+        line
+    }
+
+    /// Records a warning (a shader compiler warning): counted apart, written through
+    /// the same limiter, not sent to telemetry.
+    pub fn record_warning(&mut self, text: &str, now_ms: f64) -> Option<Line> {
+        self.stats.warnings += 1;
+        self.admit(now_ms, || text.to_string(), Severity::Warning)
+    }
+
+    /// Counts one event the browser layer could not process.
+    pub fn count_handler_failure(&mut self) {
+        self.stats.handler_failures += 1;
+    }
+
+    fn admit(
+        &mut self,
+        now_ms: f64,
+        text: impl FnOnce() -> String,
+        severity: Severity,
+    ) -> Option<Line> {
+        let line = match self.limiter.admit(now_ms) {
+            Admission::Emit => Line {
+                severity,
+                text: text(),
+            },
+            Admission::CutOff => {
+                self.stats.suppressed += 1;
+                self.stats.cut_offs += 1;
+                Line {
+                    severity: Severity::Error,
+                    text: self.limiter.cut_off_line(),
+                }
+            }
+            Admission::Suppress => {
+                self.stats.suppressed += 1;
+                return None;
+            }
+        };
+        self.stats.logged += 1;
+        if self.recent.len() >= RECENT_LINES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line.text.clone());
+        Some(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::MemorySink;
+    use std::rc::Rc;
+
+    struct Shared(Rc<MemorySink>);
+    impl TelemetrySink for Shared {
+        fn send(&self, e: &crate::telemetry::TelemetryEvent) -> Result<(), String> {
+            self.0.send(e)
+        }
+    }
+
+    #[test]
+    fn one_formatter_one_limiter_for_every_kind_of_fault() {
+        let mut log = FaultLog::new(Box::new(crate::telemetry::MemorySink::default()));
+        let frame = Fault::new(FaultKind::Validation, "bad submit").in_frame(7);
+        let line = log.record(&frame, 0.0).unwrap();
+        assert_eq!(line.text, frame.to_string());
+        assert_eq!(line.severity, Severity::Error);
+        assert!(line.text.contains("at frame 7"));
+        let warn = log
+            .record_warning("shader:1:1 warning: unused", 1.0)
+            .unwrap();
+        assert_eq!(warn.severity, Severity::Warning);
+        for i in 0..10 {
+            log.record(&Fault::new(FaultKind::Exception, format!("e{i}")), 2.0);
+        }
+        let stats = log.stats();
+        assert_eq!(stats.logged, 6, "5 lines then one cut-off: {stats:?}");
+        assert_eq!(stats.cut_offs, 1);
+        assert_eq!(stats.validation, 1);
+        assert_eq!(stats.other, 10);
+        assert_eq!(stats.warnings, 1);
+        assert_eq!(
+            log.recent_lines().last().unwrap(),
+            "more than 5 errors in a second, silencing the rest"
+        );
+    }
+
+    #[test]
+    fn related_faults_are_counted_and_labels_group_telemetry() {
+        let memory = Rc::new(MemorySink::default());
+        let mut log = FaultLog::new(Box::new(Shared(memory.clone())));
+        log.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
+        let fault = Fault::new(FaultKind::Validation, "Invalid usage flags")
+            .on_object("upload:/home/ana/cat.png")
+            .with_related(vec![Fault::new(FaultKind::OutOfMemory, "no room")]);
+        log.record(&fault, 0.0);
+        let stats = log.stats();
+        assert_eq!((stats.validation, stats.out_of_memory), (1, 1));
+        let events = memory.events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].label, "upload:…");
+        assert_eq!(log.groups()[0].label, "upload:…");
+    }
+}

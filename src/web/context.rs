@@ -1,0 +1,114 @@
+//! What every device of one application shares across recoveries: the ledger, the
+//! diagnostics level, the frame counter and the one fault sink (the net).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::ledger::Ledger;
+use crate::web::net::ErrorNet;
+
+/// How much scoping the library does, chosen at run time (no rebuild).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagnosticsLevel {
+    /// Production: no phase or frame scopes; the uncaptured-error net and the loss
+    /// supervisor stay on, and the library's own scopes (the out-of-memory ladder,
+    /// shader creation) still run, because their answer decides what happens next.
+    Off,
+    /// One scope set per phase and per frame (the default).
+    Phases,
+    /// Phase scopes, plus the Rust call site of every creation recorded under its
+    /// label: a fault is attributed to its call through the object label the
+    /// message names. Costs about what phases cost; reports the first fault of each
+    /// filter per phase.
+    Attributed,
+    /// One scope set per creation, with the Rust call site: every fault of a phase,
+    /// each named (the hunt; costs a scope round trip per creation).
+    PerCall,
+}
+
+impl DiagnosticsLevel {
+    /// Every level, in order of cost.
+    pub const ALL: [DiagnosticsLevel; 4] = [
+        DiagnosticsLevel::Off,
+        DiagnosticsLevel::Phases,
+        DiagnosticsLevel::Attributed,
+        DiagnosticsLevel::PerCall,
+    ];
+
+    /// Parses `"off"`, `"phases"`, `"attributed"` or `"per-call"`.
+    pub fn parse(text: &str) -> Option<Self> {
+        DiagnosticsLevel::ALL
+            .into_iter()
+            .find(|level| level.as_str() == text)
+    }
+
+    /// The name `parse` accepts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticsLevel::Off => "off",
+            DiagnosticsLevel::Phases => "phases",
+            DiagnosticsLevel::Attributed => "attributed",
+            DiagnosticsLevel::PerCall => "per-call",
+        }
+    }
+}
+
+/// State shared by every device of one application, across recoveries. The fault
+/// sink is given at construction and never replaced. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct GuardContext {
+    ledger: Rc<RefCell<Ledger>>,
+    level: Rc<Cell<DiagnosticsLevel>>,
+    frame: Rc<Cell<u64>>,
+    net: ErrorNet,
+}
+
+impl GuardContext {
+    /// A context whose faults go to `net`; the net's frame counter is the context's.
+    pub fn new(net: ErrorNet, frame: Rc<Cell<u64>>) -> Self {
+        GuardContext {
+            ledger: Rc::new(RefCell::new(Ledger::new())),
+            level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
+            frame,
+            net,
+        }
+    }
+
+    /// The fault sink.
+    pub fn net(&self) -> &ErrorNet {
+        &self.net
+    }
+
+    /// The ledger of live objects.
+    pub fn ledger(&self) -> &Rc<RefCell<Ledger>> {
+        &self.ledger
+    }
+
+    /// The diagnostics level.
+    pub fn level(&self) -> DiagnosticsLevel {
+        self.level.get()
+    }
+
+    /// Changes the diagnostics level, effective from the next call.
+    pub fn set_level(&self, level: DiagnosticsLevel) {
+        self.level.set(level);
+    }
+
+    /// The current frame number (0 before the first frame).
+    pub fn frame(&self) -> u64 {
+        self.frame.get()
+    }
+
+    /// Sets the current frame number.
+    pub fn set_frame(&self, frame: u64) {
+        self.frame.set(frame);
+    }
+}
+
+impl Default for GuardContext {
+    /// A context with a fresh net on the console.
+    fn default() -> Self {
+        let frame = Rc::new(Cell::new(0));
+        GuardContext::new(ErrorNet::new(frame.clone()), frame)
+    }
+}

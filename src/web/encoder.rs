@@ -1,0 +1,329 @@
+//! Command encoders, passes and submission through bindings that catch: a
+//! malformed argument comes back as a [`FaultKind::Exception`] fault naming the
+//! encoder and the Rust call site, so every guard still pops.
+//!
+//! A pass that is dropped without [`RenderPass::end`] (an early `?`) is ended on
+//! `Drop`, so the encoder's real error is the one reported, not "pass not ended".
+
+use wasm_bindgen::JsValue;
+use web_sys::{
+    GpuBindGroup, GpuBuffer, GpuCommandBuffer, GpuCommandEncoder, GpuCommandEncoderDescriptor,
+    GpuComputePassDescriptor, GpuComputePassEncoder, GpuComputePipeline, GpuIndexFormat,
+    GpuRenderPassDescriptor, GpuRenderPassEncoder, GpuRenderPipeline,
+};
+
+use crate::fault::{CallSite, Fault};
+use crate::web::catching as c;
+use crate::web::device::GuardedDevice;
+use crate::web::js::enum_str;
+
+fn thrown(label: &str, call: &str, site: CallSite, e: JsValue) -> Fault {
+    let mut fault = Fault::from(e).on_object(label).at(site);
+    fault.message = format!("{call}: {}", fault.message);
+    fault
+}
+
+/// A command encoder whose methods catch.
+#[derive(Debug)]
+pub struct CommandEncoder {
+    raw: GpuCommandEncoder,
+    label: String,
+}
+
+impl GuardedDevice {
+    /// Creates a command encoder labelled `label`.
+    #[track_caller]
+    pub fn create_command_encoder(&self, label: &str) -> Result<CommandEncoder, Fault> {
+        let desc = GpuCommandEncoderDescriptor::new();
+        self.encoder_with(label, &desc, CallSite::here())
+    }
+
+    /// Creates a command encoder from `desc`, labelled `label`.
+    #[track_caller]
+    pub fn create_command_encoder_with_descriptor(
+        &self,
+        label: &str,
+        desc: &GpuCommandEncoderDescriptor,
+    ) -> Result<CommandEncoder, Fault> {
+        self.encoder_with(label, desc, CallSite::here())
+    }
+
+    fn encoder_with(
+        &self,
+        label: &str,
+        desc: &GpuCommandEncoderDescriptor,
+        site: CallSite,
+    ) -> Result<CommandEncoder, Fault> {
+        desc.set_label(label);
+        let raw = c::try_create_command_encoder(self.raw(), desc)
+            .map_err(|e| thrown(label, "createCommandEncoder", site, e))?;
+        Ok(CommandEncoder {
+            raw,
+            label: label.to_string(),
+        })
+    }
+
+    /// `queue.submit(buffers)`.
+    #[track_caller]
+    pub fn submit(&self, buffers: &[GpuCommandBuffer]) -> Result<(), Fault> {
+        let array = js_sys::Array::new();
+        for buffer in buffers {
+            array.push(buffer);
+        }
+        c::try_submit(&self.queue(), &array)
+            .map_err(|e| thrown("queue", "submit", CallSite::here(), e))
+    }
+
+    /// `queue.writeBuffer(buffer, offset, data)`.
+    #[track_caller]
+    pub fn write_buffer(&self, buffer: &GpuBuffer, offset: u32, data: &[u8]) -> Result<(), Fault> {
+        self.queue()
+            .write_buffer_with_u32_and_u8_slice(buffer, offset, data)
+            .map_err(|e| thrown(&buffer.label(), "writeBuffer", CallSite::here(), e))
+    }
+}
+
+impl CommandEncoder {
+    /// The raw encoder.
+    pub fn raw(&self) -> &GpuCommandEncoder {
+        &self.raw
+    }
+
+    /// The label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Begins a render pass.
+    #[track_caller]
+    pub fn begin_render_pass(&self, desc: &GpuRenderPassDescriptor) -> Result<RenderPass, Fault> {
+        let raw = self
+            .raw
+            .begin_render_pass(desc)
+            .map_err(|e| thrown(&self.label, "beginRenderPass", CallSite::here(), e))?;
+        Ok(RenderPass {
+            raw,
+            label: self.label.clone(),
+            open: true,
+        })
+    }
+
+    /// Begins a compute pass.
+    #[track_caller]
+    pub fn begin_compute_pass(&self) -> Result<ComputePass, Fault> {
+        let desc = GpuComputePassDescriptor::new();
+        let raw = c::try_begin_compute_pass(&self.raw, &desc)
+            .map_err(|e| thrown(&self.label, "beginComputePass", CallSite::here(), e))?;
+        Ok(ComputePass {
+            raw,
+            label: self.label.clone(),
+            open: true,
+        })
+    }
+
+    /// `clearBuffer(buffer)`.
+    #[track_caller]
+    pub fn clear_buffer(&self, buffer: &GpuBuffer) -> Result<(), Fault> {
+        c::try_clear_buffer(&self.raw, buffer)
+            .map_err(|e| thrown(&self.label, "clearBuffer", CallSite::here(), e))
+    }
+
+    /// `copyBufferToBuffer(source, source_offset, destination, destination_offset, size)`.
+    #[track_caller]
+    pub fn copy_buffer_to_buffer(
+        &self,
+        source: &GpuBuffer,
+        source_offset: u64,
+        destination: &GpuBuffer,
+        destination_offset: u64,
+        size: u64,
+    ) -> Result<(), Fault> {
+        c::try_copy_buffer_to_buffer(
+            &self.raw,
+            source,
+            source_offset as f64,
+            destination,
+            destination_offset as f64,
+            size as f64,
+        )
+        .map_err(|e| thrown(&self.label, "copyBufferToBuffer", CallSite::here(), e))
+    }
+
+    /// Finishes the encoder.
+    #[track_caller]
+    pub fn finish(self) -> Result<GpuCommandBuffer, Fault> {
+        c::try_finish(&self.raw).map_err(|e| thrown(&self.label, "finish", CallSite::here(), e))
+    }
+}
+
+/// A render pass whose methods catch; ended on `Drop` if not ended.
+#[must_use = "a pass is ended when dropped"]
+#[derive(Debug)]
+pub struct RenderPass {
+    raw: GpuRenderPassEncoder,
+    label: String,
+    open: bool,
+}
+
+impl RenderPass {
+    /// The raw pass encoder.
+    pub fn raw(&self) -> &GpuRenderPassEncoder {
+        &self.raw
+    }
+
+    /// `setPipeline`.
+    #[track_caller]
+    pub fn set_pipeline(&self, pipeline: &GpuRenderPipeline) -> Result<(), Fault> {
+        c::try_set_render_pipeline(&self.raw, pipeline)
+            .map_err(|e| thrown(&self.label, "setPipeline", CallSite::here(), e))
+    }
+
+    /// `setBindGroup(index, group)`.
+    #[track_caller]
+    pub fn set_bind_group(&self, index: u32, group: Option<&GpuBindGroup>) -> Result<(), Fault> {
+        c::try_set_render_bind_group(&self.raw, index, group)
+            .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+    }
+
+    /// `setVertexBuffer(slot, buffer)`.
+    #[track_caller]
+    pub fn set_vertex_buffer(&self, slot: u32, buffer: &GpuBuffer) -> Result<(), Fault> {
+        c::try_set_vertex_buffer(&self.raw, slot, Some(buffer), 0.0)
+            .map_err(|e| thrown(&self.label, "setVertexBuffer", CallSite::here(), e))
+    }
+
+    /// `setIndexBuffer(buffer, format)`.
+    #[track_caller]
+    pub fn set_index_buffer(
+        &self,
+        buffer: &GpuBuffer,
+        format: GpuIndexFormat,
+    ) -> Result<(), Fault> {
+        c::try_set_index_buffer(&self.raw, buffer, &enum_str(format), 0.0)
+            .map_err(|e| thrown(&self.label, "setIndexBuffer", CallSite::here(), e))
+    }
+
+    /// `setViewport(x, y, width, height, min_depth, max_depth)`.
+    #[track_caller]
+    pub fn set_viewport(
+        &self,
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+        min_depth: f32,
+        max_depth: f32,
+    ) -> Result<(), Fault> {
+        c::try_set_viewport(&self.raw, x, y, width, height, min_depth, max_depth)
+            .map_err(|e| thrown(&self.label, "setViewport", CallSite::here(), e))
+    }
+
+    /// `draw(vertex_count, instance_count, first_vertex, first_instance)`.
+    #[track_caller]
+    pub fn draw(
+        &self,
+        vertex_count: u32,
+        instance_count: u32,
+        first_vertex: u32,
+        first_instance: u32,
+    ) -> Result<(), Fault> {
+        c::try_draw(
+            &self.raw,
+            vertex_count,
+            instance_count,
+            first_vertex,
+            first_instance,
+        )
+        .map_err(|e| thrown(&self.label, "draw", CallSite::here(), e))
+    }
+
+    /// `drawIndexed(index_count, instance_count, first_index, base_vertex, first_instance)`.
+    #[track_caller]
+    pub fn draw_indexed(
+        &self,
+        index_count: u32,
+        instance_count: u32,
+        first_index: u32,
+        base_vertex: i32,
+        first_instance: u32,
+    ) -> Result<(), Fault> {
+        c::try_draw_indexed(
+            &self.raw,
+            index_count,
+            instance_count,
+            first_index,
+            base_vertex,
+            first_instance,
+        )
+        .map_err(|e| thrown(&self.label, "drawIndexed", CallSite::here(), e))
+    }
+
+    /// Ends the pass.
+    #[track_caller]
+    pub fn end(mut self) -> Result<(), Fault> {
+        self.open = false;
+        c::try_end_render_pass(&self.raw)
+            .map_err(|e| thrown(&self.label, "end", CallSite::here(), e))
+    }
+}
+
+impl Drop for RenderPass {
+    fn drop(&mut self) {
+        if std::mem::replace(&mut self.open, false) {
+            let _ = c::try_end_render_pass(&self.raw);
+        }
+    }
+}
+
+/// A compute pass whose methods catch; ended on `Drop` if not ended.
+#[must_use = "a pass is ended when dropped"]
+#[derive(Debug)]
+pub struct ComputePass {
+    raw: GpuComputePassEncoder,
+    label: String,
+    open: bool,
+}
+
+impl ComputePass {
+    /// The raw pass encoder.
+    pub fn raw(&self) -> &GpuComputePassEncoder {
+        &self.raw
+    }
+
+    /// `setPipeline`.
+    #[track_caller]
+    pub fn set_pipeline(&self, pipeline: &GpuComputePipeline) -> Result<(), Fault> {
+        c::try_set_compute_pipeline(&self.raw, pipeline)
+            .map_err(|e| thrown(&self.label, "setPipeline", CallSite::here(), e))
+    }
+
+    /// `setBindGroup(index, group)`.
+    #[track_caller]
+    pub fn set_bind_group(&self, index: u32, group: Option<&GpuBindGroup>) -> Result<(), Fault> {
+        c::try_set_compute_bind_group(&self.raw, index, group)
+            .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+    }
+
+    /// `dispatchWorkgroups(x, y, z)`.
+    #[track_caller]
+    pub fn dispatch_workgroups(&self, x: u32, y: u32, z: u32) -> Result<(), Fault> {
+        c::try_dispatch_workgroups(&self.raw, x, y, z)
+            .map_err(|e| thrown(&self.label, "dispatchWorkgroups", CallSite::here(), e))
+    }
+
+    /// Ends the pass.
+    #[track_caller]
+    pub fn end(mut self) -> Result<(), Fault> {
+        self.open = false;
+        c::try_end_compute_pass(&self.raw)
+            .map_err(|e| thrown(&self.label, "end", CallSite::here(), e))
+    }
+}
+
+impl Drop for ComputePass {
+    fn drop(&mut self) {
+        if std::mem::replace(&mut self.open, false) {
+            let _ = c::try_end_compute_pass(&self.raw);
+        }
+    }
+}
