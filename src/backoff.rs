@@ -2,7 +2,7 @@
 
 /// A backoff schedule: attempt `n` (0-based) waits `base_ms x 2^n`, up to
 /// `max_attempts` attempts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Backoff {
     /// Delay before the first attempt, in milliseconds.
     pub base_ms: u32,

@@ -1,27 +1,45 @@
-//! The device-loss supervisor as a pure state machine: it decides, the browser
-//! layer ([`crate::web::runtime`]) carries out.
+//! The device-loss supervisor: a pure state machine that takes every decision
+//! about start, stop, loss and retry. The browser layer ([`crate::web::runtime`])
+//! reports [`Event`]s and carries out the [`Command`]s it gets back, nothing else.
 //!
-//! * a loss the application asked for with [`DestroyIntent::Stop`] stops for good;
-//! * a `destroyed` loss nobody asked for is unexpected: reported, and the fallback shown;
-//! * any other loss (and [`DestroyIntent::Recreate`]) re-runs init after
-//!   `300 ms x 2^n`, at most 4 attempts, then gives up with a fallback message.
+//! * `start` is idempotent; `stop` wins over everything pending (the timer is
+//!   cancelled, an init that finishes afterwards has its device destroyed, and
+//!   nothing is reported);
+//! * a loss the application did not ask for with reason `destroyed` is reported
+//!   and the fallback shown; any other loss re-runs init **at once**, then after
+//!   `300 ms x 2^n` for each failed attempt, up to a cap, then gives up;
+//! * a requested recovery (`matarGPU`) tears down and starts at once; during a
+//!   backoff or a rebuild it coalesces into the recovery under way;
+//! * events about an older device, attempt or timer change nothing;
+//! * while the page is hidden no rebuild starts: it waits for the page to show;
+//! * rebuilt devices that keep dying soon after their first frame end in a
+//!   fallback instead of a cycle.
+//!
+//! Why the first attempt does not wait: after a GPU-process crash Chromium
+//! restarts the process on demand and `requestAdapter()` simply resolves once it
+//! is up (measured here: the immediate attempt succeeded after every one of the
+//! crashes in the end-to-end suite), so a fixed wait only delays the picture. A
+//! browser that refuses (null adapter, rejected device) makes the attempt fail
+//! fast, and the backoff applies from there.
 
 use crate::backoff::Backoff;
 
 /// Where the device stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceState {
-    /// First init in progress.
+    /// Nothing started yet.
+    Idle,
+    /// First start in progress (including its retries).
     Starting,
     /// A device is alive and frames are drawn.
     Running,
-    /// The device was lost; nothing is drawn.
+    /// The device was lost; waiting (backoff, or a hidden page) before the next attempt.
     Lost,
-    /// Waiting for, or running, a re-init.
+    /// A re-init attempt is under way.
     Recovering,
     /// Gave up; the fallback is shown.
     Failed,
-    /// The application destroyed the device on purpose; nothing more happens.
+    /// The application stopped on purpose; nothing more happens until `start`.
     Stopped,
 }
 
@@ -29,6 +47,7 @@ impl DeviceState {
     /// The name `gpuStatus().state` reports.
     pub fn as_str(self) -> &'static str {
         match self {
+            DeviceState::Idle => "idle",
             DeviceState::Starting => "starting",
             DeviceState::Running => "running",
             DeviceState::Lost => "lost",
@@ -40,7 +59,7 @@ impl DeviceState {
 }
 
 /// `GPUDeviceLostInfo.reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LossReason {
     /// `"destroyed"`: `destroy()` was called, by the application or (in Chromium,
     /// when a swap chain cannot be created) by the implementation.
@@ -68,24 +87,43 @@ impl LossReason {
     }
 }
 
-/// Why the application itself is about to destroy the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DestroyIntent {
-    /// Unmount: stop, do not restart.
-    Stop,
-    /// Force the full recovery path (`matarGPU`): treat like a real loss.
-    Recreate,
+/// The init step that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InitStep {
+    /// `navigator.gpu`.
+    Api,
+    /// `requestAdapter()`.
+    Adapter,
+    /// `requestDevice()`.
+    Device,
+    /// Canvas `getContext` / `configure`.
+    Canvas,
+    /// The application's `build`.
+    Resources,
+}
+
+impl InitStep {
+    /// A short name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InitStep::Api => "navigator.gpu",
+            InitStep::Adapter => "requestAdapter",
+            InitStep::Device => "requestDevice",
+            InitStep::Canvas => "canvas",
+            InitStep::Resources => "resources",
+        }
+    }
 }
 
 /// Why an init attempt failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum InitFailure {
     /// `navigator.gpu` is missing: this browser has no WebGPU.
     NoWebGpu,
     /// `requestAdapter()` returned null.
     NoAdapter,
-    /// `requestDevice()` rejected.
-    DeviceRequest(String),
+    /// A step threw or rejected (`requestAdapter()`, `requestDevice()`...).
+    Step(InitStep, String),
     /// The new device was lost before init finished.
     LostDuringInit(String),
     /// The canvas could not give or configure a `webgpu` context.
@@ -95,12 +133,12 @@ pub enum InitFailure {
 }
 
 impl InitFailure {
-    /// A one-line description.
+    /// A one-line description naming the step.
     pub fn describe(&self) -> String {
         match self {
             InitFailure::NoWebGpu => "navigator.gpu is missing".into(),
             InitFailure::NoAdapter => "requestAdapter() returned null".into(),
-            InitFailure::DeviceRequest(m) => format!("requestDevice() rejected: {m}"),
+            InitFailure::Step(step, m) => format!("{} failed: {m}", step.as_str()),
             InitFailure::LostDuringInit(m) => format!("device lost during init: {m}"),
             InitFailure::Canvas(m) => format!("canvas cannot present WebGPU: {m}"),
             InitFailure::Resources(m) => format!("resources failed: {m}"),
@@ -109,7 +147,7 @@ impl InitFailure {
 }
 
 /// What the page shows instead of the canvas.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Fallback {
     /// No `navigator.gpu`.
     NoWebGpu,
@@ -133,6 +171,13 @@ pub enum Fallback {
         /// Attempts made.
         attempts: u32,
     },
+    /// Rebuilt devices kept dying soon after their first frame.
+    CrashLoop {
+        /// Devices lost in a row.
+        deaths: u32,
+        /// The window, in seconds.
+        within_s: u32,
+    },
 }
 
 impl Fallback {
@@ -146,6 +191,7 @@ impl Fallback {
             Fallback::UnexpectedDestroy(_) => "unexpected-destroy",
             Fallback::GaveUp { .. } => "gave-up",
             Fallback::Blocked { .. } => "blocked",
+            Fallback::CrashLoop { .. } => "crash-loop",
         }
     }
 
@@ -153,73 +199,201 @@ impl Fallback {
     pub fn message(&self) -> String {
         match self {
             Fallback::NoWebGpu => "This browser does not support WebGPU. Try a recent Chrome, Edge or Firefox, or enable WebGPU in its settings.".into(),
-            Fallback::NoAdapter => "WebGPU is available but no GPU adapter was found. Your GPU or driver may be blocked; check chrome://gpu.".into(),
+            Fallback::NoAdapter => "WebGPU is available but no GPU adapter was found. Your GPU or driver may be blocked; check chrome://gpu or about:support.".into(),
             Fallback::Canvas(m) => format!("The canvas could not be set up for WebGPU: {m}"),
             Fallback::InitFailed(m) => format!("The scene could not be built on the GPU: {m}"),
             Fallback::UnexpectedDestroy(m) => format!("The GPU device was destroyed although the page did not ask for it ({m}). The picture is frozen; reload the page."),
             Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
+            Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} rebuilt devices in a row were lost within {within_s} s of their first frame. Reload the page to try again."),
         }
     }
 }
 
-/// What the browser layer must do next.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Run init now.
-    Init,
-    /// Run init after this many milliseconds.
-    RetryAfter(u32),
+/// What happened, as the browser layer reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// The application starts (or starts again after a stop or a fallback).
+    Start,
+    /// The application stops: destroy on purpose, no restart, whatever is pending.
+    Stop,
+    /// The application asks for the full recovery path (`matarGPU()`).
+    RequestRecovery,
+    /// A device resolved `lost`.
+    Lost {
+        /// Which device.
+        generation: u64,
+        /// Its reason.
+        reason: LossReason,
+        /// When, in milliseconds.
+        at_ms: u64,
+    },
+    /// A timer the supervisor scheduled fired.
+    TimerFired {
+        /// The timer's token.
+        token: u64,
+    },
+    /// Attempt `attempt` obtained a device.
+    DeviceCreated {
+        /// The attempt.
+        attempt: u64,
+    },
+    /// Attempt `attempt` finished on device `generation`: canvas configured,
+    /// resources built.
+    InitSucceeded {
+        /// The attempt.
+        attempt: u64,
+        /// Its device.
+        generation: u64,
+    },
+    /// Attempt `attempt` failed.
+    InitFailed {
+        /// The attempt.
+        attempt: u64,
+        /// Why.
+        failure: InitFailure,
+    },
+    /// A device presented its first frame.
+    FirstFrame {
+        /// Which device.
+        generation: u64,
+        /// When, in milliseconds.
+        at_ms: u64,
+    },
+    /// The page was hidden (`true`) or shown (`false`).
+    Visibility {
+        /// Whether the page is hidden now.
+        hidden: bool,
+    },
+}
+
+/// What the browser layer must do.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Command {
+    /// Run the init sequence now, as attempt `attempt`.
+    BeginInit {
+        /// The attempt's id, to quote in its events.
+        attempt: u64,
+    },
+    /// The device just created is generation `generation`: go on with init.
+    Adopt {
+        /// Its generation.
+        generation: u64,
+    },
+    /// Call `Event::TimerFired { token }` after `delay_ms`.
+    Schedule {
+        /// The token.
+        token: u64,
+        /// The delay.
+        delay_ms: u32,
+    },
+    /// Cancel the scheduled timer.
+    CancelTimer,
+    /// Drop whatever this device's init produced and destroy it, quietly.
+    Destroy {
+        /// Which device.
+        generation: u64,
+    },
+    /// Stop the frame loop, release every GPU object of this device and destroy it.
+    Teardown {
+        /// Which device.
+        generation: u64,
+    },
+    /// Init finished: keep the resources and run frames on this device.
+    Run {
+        /// Which device.
+        generation: u64,
+    },
     /// Show the fallback; nothing more happens.
     ShowFallback(Fallback),
-    /// The device was destroyed on purpose: stay stopped.
-    Stop,
-    /// Nothing to do (a stale or repeated event).
-    Nothing,
 }
 
 /// The last loss, as `gpuStatus().lastLoss` reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LossRecord {
     /// The reason.
     pub reason: LossReason,
-    /// The implementation's message.
+    /// The implementation's message (or what the application asked for).
     pub message: String,
     /// Whether the application asked for it.
     pub requested: bool,
 }
 
+/// Supervisor settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SupervisorOptions {
+    /// Delays after failed attempts, and their cap.
+    pub backoff: Backoff,
+    /// Rebuilt devices lost in a row, each soon after its first frame, before giving up.
+    pub crash_loop_deaths: u32,
+    /// What "soon" means, in milliseconds.
+    pub crash_loop_window_ms: u64,
+}
+
+impl Default for SupervisorOptions {
+    /// Backoff 300 ms x 2^n (4 delayed attempts); crash loop: 3 deaths within 10 s.
+    fn default() -> Self {
+        SupervisorOptions {
+            backoff: Backoff::default(),
+            crash_loop_deaths: 3,
+            crash_loop_window_ms: 10_000,
+        }
+    }
+}
+
 /// The supervisor's state machine.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Supervisor {
+    options: SupervisorOptions,
     state: DeviceState,
-    backoff: Backoff,
-    attempt: u32,
+    next_attempt: u64,
+    in_flight: Option<u64>,
+    initializing: Option<u64>,
+    live: Option<u64>,
+    timer: Option<u64>,
+    next_token: u64,
+    failures: u32,
+    hidden: bool,
+    waiting_for_visible: bool,
+    after_loss: bool,
     generation: u64,
     recoveries: u64,
     losses: u64,
-    pending_intent: Option<DestroyIntent>,
+    quick_deaths: u32,
+    live_is_rebuild: bool,
+    first_frame_at: Option<u64>,
     last_loss: Option<LossRecord>,
     fallback: Option<Fallback>,
 }
 
 impl Default for Supervisor {
     fn default() -> Self {
-        Supervisor::new(Backoff::default())
+        Supervisor::new(SupervisorOptions::default())
     }
 }
 
 impl Supervisor {
-    /// A supervisor with the given backoff schedule.
-    pub fn new(backoff: Backoff) -> Self {
+    /// A supervisor with these options, idle.
+    pub fn new(options: SupervisorOptions) -> Self {
         Supervisor {
-            state: DeviceState::Starting,
-            backoff,
-            attempt: 0,
+            options,
+            state: DeviceState::Idle,
+            next_attempt: 1,
+            in_flight: None,
+            initializing: None,
+            live: None,
+            timer: None,
+            next_token: 1,
+            failures: 0,
+            hidden: false,
+            waiting_for_visible: false,
+            after_loss: false,
             generation: 0,
             recoveries: 0,
             losses: 0,
-            pending_intent: None,
+            quick_deaths: 0,
+            live_is_rebuild: false,
+            first_frame_at: None,
             last_loss: None,
             fallback: None,
         }
@@ -235,19 +409,45 @@ impl Supervisor {
         self.generation
     }
 
-    /// Successful recoveries so far.
+    /// The device frames run on, if any.
+    pub fn live_generation(&self) -> Option<u64> {
+        self.live
+    }
+
+    /// The attempt under way, if any.
+    pub fn attempt_in_flight(&self) -> Option<u64> {
+        self.in_flight
+    }
+
+    /// Whether a timer is scheduled.
+    pub fn timer_pending(&self) -> bool {
+        self.timer.is_some()
+    }
+
+    /// Whether the supervisor waits for the page to be visible.
+    pub fn waiting_for_visible(&self) -> bool {
+        self.waiting_for_visible
+    }
+
+    /// Whether the page is hidden, as last reported.
+    pub fn hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// Recoveries completed (a device running again after a loss or a requested
+    /// recovery; retries of the first start do not count).
     pub fn recoveries(&self) -> u64 {
         self.recoveries
     }
 
-    /// Losses seen so far.
+    /// Losses seen (requested ones included).
     pub fn losses(&self) -> u64 {
         self.losses
     }
 
-    /// The current recovery attempt (0 when none is under way).
-    pub fn attempt(&self) -> u32 {
-        self.attempt
+    /// Failed attempts in a row since the last loss or start.
+    pub fn failures(&self) -> u32 {
+        self.failures
     }
 
     /// The last loss, if any.
@@ -260,38 +460,244 @@ impl Supervisor {
         self.fallback.as_ref()
     }
 
-    /// Whether frames may be drawn.
-    pub fn may_draw(&self) -> bool {
-        self.state == DeviceState::Running
+    /// The options.
+    pub fn options(&self) -> &SupervisorOptions {
+        &self.options
     }
 
-    /// Begins: the first init runs now.
-    pub fn start(&mut self) -> Action {
-        self.state = DeviceState::Starting;
-        Action::Init
+    /// Whether frames may be drawn on `generation`.
+    pub fn may_draw(&self, generation: u64) -> bool {
+        self.state == DeviceState::Running && self.live == Some(generation)
     }
 
-    /// A device was created (counted whether or not init then succeeds).
-    pub fn device_created(&mut self) {
+    /// Handles one event; returns what to do, in order.
+    pub fn handle(&mut self, event: Event) -> Vec<Command> {
+        match event {
+            Event::Start => self.start(),
+            Event::Stop => self.stop(),
+            Event::RequestRecovery => self.request_recovery(),
+            Event::Lost {
+                generation,
+                reason,
+                at_ms,
+            } => self.lost(generation, reason, at_ms),
+            Event::TimerFired { token } => self.timer_fired(token),
+            Event::DeviceCreated { attempt } => self.device_created(attempt),
+            Event::InitSucceeded {
+                attempt,
+                generation,
+            } => self.init_succeeded(attempt, generation),
+            Event::InitFailed { attempt, failure } => self.init_failed(attempt, failure),
+            Event::FirstFrame { generation, at_ms } => {
+                if self.live == Some(generation) && self.first_frame_at.is_none() {
+                    self.first_frame_at = Some(at_ms);
+                }
+                Vec::new()
+            }
+            Event::Visibility { hidden } => self.visibility(hidden),
+        }
+    }
+
+    fn begin_attempt(&mut self) -> Vec<Command> {
+        let attempt = self.next_attempt;
+        self.next_attempt += 1;
+        self.in_flight = Some(attempt);
+        vec![Command::BeginInit { attempt }]
+    }
+
+    fn cancel_timer(&mut self) -> Vec<Command> {
+        match self.timer.take() {
+            Some(_) => vec![Command::CancelTimer],
+            None => Vec::new(),
+        }
+    }
+
+    fn start(&mut self) -> Vec<Command> {
+        match self.state {
+            DeviceState::Idle | DeviceState::Stopped | DeviceState::Failed => {
+                self.state = DeviceState::Starting;
+                self.failures = 0;
+                self.after_loss = false;
+                self.quick_deaths = 0;
+                self.fallback = None;
+                self.waiting_for_visible = false;
+                self.begin_attempt()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn stop(&mut self) -> Vec<Command> {
+        if matches!(self.state, DeviceState::Idle | DeviceState::Stopped) {
+            return Vec::new();
+        }
+        let mut commands = self.cancel_timer();
+        self.in_flight = None;
+        if let Some(generation) = self.initializing.take() {
+            commands.push(Command::Destroy { generation });
+        }
+        if let Some(generation) = self.live.take() {
+            commands.push(Command::Teardown { generation });
+            self.losses += 1;
+            self.last_loss = Some(LossRecord {
+                reason: LossReason::Destroyed,
+                message: "stopped by the application".into(),
+                requested: true,
+            });
+        }
+        self.waiting_for_visible = false;
+        self.state = DeviceState::Stopped;
+        commands
+    }
+
+    fn request_recovery(&mut self) -> Vec<Command> {
+        match self.state {
+            DeviceState::Running => {
+                let mut commands = Vec::new();
+                if let Some(generation) = self.live.take() {
+                    commands.push(Command::Teardown { generation });
+                }
+                self.losses += 1;
+                self.last_loss = Some(LossRecord {
+                    reason: LossReason::Destroyed,
+                    message: "recovery requested by the application".into(),
+                    requested: true,
+                });
+                self.failures = 0;
+                self.after_loss = true;
+                commands.extend(self.attempt_or_wait());
+                commands
+            }
+            // A requested recovery starts at once: a backoff wait is cut short.
+            DeviceState::Lost if self.timer.is_some() && !self.hidden => {
+                let mut commands = self.cancel_timer();
+                self.state = DeviceState::Recovering;
+                commands.extend(self.begin_attempt());
+                commands
+            }
+            // Already waiting or rebuilding: one recovery.
+            _ => Vec::new(),
+        }
+    }
+
+    /// Starts an attempt now, or waits for the page to be visible.
+    fn attempt_or_wait(&mut self) -> Vec<Command> {
+        if self.hidden {
+            self.state = DeviceState::Lost;
+            self.waiting_for_visible = true;
+            Vec::new()
+        } else {
+            self.state = DeviceState::Recovering;
+            self.begin_attempt()
+        }
+    }
+
+    fn lost(&mut self, generation: u64, reason: LossReason, at_ms: u64) -> Vec<Command> {
+        if self.initializing == Some(generation) {
+            return match self.in_flight {
+                Some(attempt) => self.init_failed(
+                    attempt,
+                    InitFailure::LostDuringInit(format!("reason {}", reason.as_str())),
+                ),
+                None => Vec::new(),
+            };
+        }
+        if self.live != Some(generation) {
+            return Vec::new();
+        }
+        self.live = None;
+        self.losses += 1;
+        self.last_loss = Some(LossRecord {
+            reason,
+            message: format!("device {generation} lost"),
+            requested: false,
+        });
+        let mut commands = vec![Command::Teardown { generation }];
+        if reason == LossReason::Destroyed {
+            commands.extend(self.fail(Fallback::UnexpectedDestroy(format!(
+                "device {generation}, reason destroyed"
+            ))));
+            return commands;
+        }
+        let quick = match self.first_frame_at {
+            Some(first) => at_ms.saturating_sub(first) <= self.options.crash_loop_window_ms,
+            None => true,
+        };
+        if self.live_is_rebuild && quick {
+            self.quick_deaths += 1;
+        } else {
+            self.quick_deaths = 0;
+        }
+        if self.quick_deaths >= self.options.crash_loop_deaths {
+            commands.extend(self.fail(Fallback::CrashLoop {
+                deaths: self.quick_deaths,
+                within_s: (self.options.crash_loop_window_ms / 1000) as u32,
+            }));
+            return commands;
+        }
+        self.failures = 0;
+        self.after_loss = true;
+        commands.extend(self.attempt_or_wait());
+        commands
+    }
+
+    fn timer_fired(&mut self, token: u64) -> Vec<Command> {
+        if self.timer != Some(token) {
+            return Vec::new();
+        }
+        self.timer = None;
+        if self.hidden && self.after_loss {
+            self.waiting_for_visible = true;
+            return Vec::new();
+        }
+        if self.state == DeviceState::Lost {
+            self.state = DeviceState::Recovering;
+        }
+        self.begin_attempt()
+    }
+
+    fn device_created(&mut self, attempt: u64) -> Vec<Command> {
         self.generation += 1;
+        let generation = self.generation;
+        if self.in_flight != Some(attempt) || self.initializing.is_some() {
+            return vec![Command::Destroy { generation }];
+        }
+        self.initializing = Some(generation);
+        vec![Command::Adopt { generation }]
     }
 
-    /// Init finished: the device is running.
-    pub fn init_succeeded(&mut self) {
-        if self.state == DeviceState::Recovering {
+    fn init_succeeded(&mut self, attempt: u64, generation: u64) -> Vec<Command> {
+        if self.live == Some(generation) {
+            return Vec::new();
+        }
+        if self.in_flight != Some(attempt) || self.initializing != Some(generation) {
+            // Stopped, superseded or lost meanwhile: its device goes, quietly.
+            return vec![Command::Destroy { generation }];
+        }
+        self.initializing = None;
+        self.in_flight = None;
+        if self.after_loss {
             self.recoveries += 1;
         }
+        self.live_is_rebuild = self.after_loss;
+        self.after_loss = false;
+        self.failures = 0;
+        self.first_frame_at = None;
+        self.live = Some(generation);
         self.state = DeviceState::Running;
-        self.attempt = 0;
+        vec![Command::Run { generation }]
     }
 
-    /// Init failed.
-    pub fn init_failed(&mut self, failure: InitFailure) -> Action {
-        match self.state {
-            DeviceState::Starting | DeviceState::Recovering => {}
-            _ => return Action::Nothing,
+    fn init_failed(&mut self, attempt: u64, failure: InitFailure) -> Vec<Command> {
+        if self.in_flight != Some(attempt) {
+            return Vec::new();
         }
-        let first_start = self.state == DeviceState::Starting && self.losses == 0;
+        self.in_flight = None;
+        let mut commands = Vec::new();
+        if let Some(generation) = self.initializing.take() {
+            commands.push(Command::Destroy { generation });
+        }
+        let first_start = !self.after_loss;
         let terminal = match &failure {
             InitFailure::NoWebGpu => Some(Fallback::NoWebGpu),
             InitFailure::Canvas(m) => Some(Fallback::Canvas(m.clone())),
@@ -300,17 +706,22 @@ impl Supervisor {
             _ => None,
         };
         if let Some(fallback) = terminal {
-            return self.fail(fallback);
+            commands.extend(self.fail(fallback));
+            return commands;
         }
-        if self.state == DeviceState::Starting {
-            self.state = DeviceState::Recovering;
-        } else {
-            self.attempt += 1;
-        }
-        match self.backoff.delay_ms(self.attempt) {
-            Some(delay) => Action::RetryAfter(delay),
+        self.failures += 1;
+        match self.options.backoff.delay_ms(self.failures - 1) {
+            Some(delay_ms) => {
+                let token = self.next_token;
+                self.next_token += 1;
+                self.timer = Some(token);
+                if self.state == DeviceState::Recovering {
+                    self.state = DeviceState::Lost;
+                }
+                commands.push(Command::Schedule { token, delay_ms });
+            }
             None => {
-                let attempts = self.attempt;
+                let attempts = self.failures;
                 let fallback = if failure == InitFailure::NoAdapter {
                     Fallback::Blocked { attempts }
                 } else {
@@ -319,239 +730,38 @@ impl Supervisor {
                         last: failure.describe(),
                     }
                 };
-                self.fail(fallback)
+                commands.extend(self.fail(fallback));
             }
         }
+        commands
     }
 
-    /// The application is about to call `destroy()` itself.
-    pub fn request_destroy(&mut self, intent: DestroyIntent) {
-        self.pending_intent = Some(intent);
-    }
-
-    /// The current device resolved `lost`.
-    pub fn lost(&mut self, reason: LossReason, message: impl Into<String>) -> Action {
-        let message = message.into();
-        match self.state {
-            DeviceState::Failed | DeviceState::Stopped => return Action::Nothing,
-            DeviceState::Starting | DeviceState::Recovering => {
-                self.losses += 1;
-                self.last_loss = Some(LossRecord {
-                    reason,
-                    message: message.clone(),
-                    requested: false,
-                });
-                return self.init_failed(InitFailure::LostDuringInit(message));
-            }
-            DeviceState::Running | DeviceState::Lost => {}
+    fn visibility(&mut self, hidden: bool) -> Vec<Command> {
+        self.hidden = hidden;
+        if hidden || !self.waiting_for_visible {
+            return Vec::new();
         }
-        self.losses += 1;
-        let intent = self.pending_intent.take();
-        self.last_loss = Some(LossRecord {
-            reason,
-            message: message.clone(),
-            requested: intent.is_some(),
-        });
-        match (reason, intent) {
-            (_, Some(DestroyIntent::Stop)) => {
-                self.state = DeviceState::Stopped;
-                Action::Stop
-            }
-            (LossReason::Destroyed, None) => self.fail(Fallback::UnexpectedDestroy(message)),
-            (_, Some(DestroyIntent::Recreate)) | (LossReason::Unknown, None) => {
-                self.state = DeviceState::Recovering;
-                self.attempt = 0;
-                match self.backoff.delay_ms(0) {
-                    Some(delay) => Action::RetryAfter(delay),
-                    None => self.fail(Fallback::GaveUp {
-                        attempts: 0,
-                        last: "recovery disabled".into(),
-                    }),
-                }
-            }
-        }
+        self.waiting_for_visible = false;
+        self.state = DeviceState::Recovering;
+        self.begin_attempt()
     }
 
-    /// A retry timer fired.
-    pub fn retry_due(&mut self) -> Action {
-        if self.state == DeviceState::Recovering {
-            Action::Init
-        } else {
-            Action::Nothing
+    fn fail(&mut self, fallback: Fallback) -> Vec<Command> {
+        let mut commands = self.cancel_timer();
+        self.in_flight = None;
+        if let Some(generation) = self.initializing.take() {
+            commands.push(Command::Destroy { generation });
         }
-    }
-
-    fn fail(&mut self, fallback: Fallback) -> Action {
+        if let Some(generation) = self.live.take() {
+            commands.push(Command::Teardown { generation });
+        }
+        self.waiting_for_visible = false;
         self.state = DeviceState::Failed;
         self.fallback = Some(fallback.clone());
-        Action::ShowFallback(fallback)
+        commands.push(Command::ShowFallback(fallback));
+        commands
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn running() -> Supervisor {
-        let mut s = Supervisor::default();
-        assert_eq!(s.start(), Action::Init);
-        s.device_created();
-        s.init_succeeded();
-        s
-    }
-
-    #[test]
-    fn first_start_runs_and_counts_a_generation() {
-        let s = running();
-        assert_eq!(s.state(), DeviceState::Running);
-        assert_eq!(s.generation(), 1);
-        assert_eq!(s.recoveries(), 0);
-        assert!(s.may_draw());
-    }
-
-    #[test]
-    fn unknown_loss_recovers_after_backoff() {
-        let mut s = running();
-        assert_eq!(
-            s.lost(LossReason::Unknown, "gpu crash"),
-            Action::RetryAfter(300)
-        );
-        assert_eq!(s.state(), DeviceState::Recovering);
-        assert!(!s.may_draw());
-        assert_eq!(s.retry_due(), Action::Init);
-        s.device_created();
-        s.init_succeeded();
-        assert_eq!(s.state(), DeviceState::Running);
-        assert_eq!(s.generation(), 2);
-        assert_eq!(s.recoveries(), 1);
-        assert_eq!(s.last_loss().unwrap().reason, LossReason::Unknown);
-    }
-
-    #[test]
-    fn requested_stop_does_not_restart() {
-        let mut s = running();
-        s.request_destroy(DestroyIntent::Stop);
-        assert_eq!(s.lost(LossReason::Destroyed, ""), Action::Stop);
-        assert_eq!(s.state(), DeviceState::Stopped);
-        assert_eq!(s.retry_due(), Action::Nothing);
-        assert!(s.last_loss().unwrap().requested);
-    }
-
-    #[test]
-    fn unrequested_destroyed_is_reported_and_falls_back() {
-        let mut s = running();
-        let action = s.lost(LossReason::Destroyed, "swap chain");
-        assert!(matches!(
-            action,
-            Action::ShowFallback(Fallback::UnexpectedDestroy(ref m)) if m == "swap chain"
-        ));
-        assert_eq!(s.state(), DeviceState::Failed);
-        assert!(!s.last_loss().unwrap().requested);
-        assert_eq!(s.lost(LossReason::Unknown, "again"), Action::Nothing);
-    }
-
-    #[test]
-    fn recreate_intent_follows_the_real_loss_path() {
-        let mut s = running();
-        s.request_destroy(DestroyIntent::Recreate);
-        assert_eq!(s.lost(LossReason::Destroyed, ""), Action::RetryAfter(300));
-        assert_eq!(s.state(), DeviceState::Recovering);
-        assert!(s.last_loss().unwrap().requested);
-    }
-
-    #[test]
-    fn failed_attempts_back_off_then_give_up() {
-        let mut s = running();
-        assert_eq!(s.lost(LossReason::Unknown, "x"), Action::RetryAfter(300));
-        let fail = || InitFailure::DeviceRequest("no".into());
-        assert_eq!(s.init_failed(fail()), Action::RetryAfter(600));
-        assert_eq!(s.init_failed(fail()), Action::RetryAfter(1200));
-        assert_eq!(s.init_failed(fail()), Action::RetryAfter(2400));
-        let last = s.init_failed(fail());
-        assert!(matches!(
-            last,
-            Action::ShowFallback(Fallback::GaveUp { attempts: 4, .. })
-        ));
-        assert_eq!(s.state(), DeviceState::Failed);
-    }
-
-    #[test]
-    fn null_adapter_after_losses_asks_for_a_reload() {
-        let mut s = running();
-        s.lost(LossReason::Unknown, "x");
-        for _ in 0..3 {
-            assert!(matches!(
-                s.init_failed(InitFailure::NoAdapter),
-                Action::RetryAfter(_)
-            ));
-        }
-        let last = s.init_failed(InitFailure::NoAdapter);
-        match last {
-            Action::ShowFallback(f @ Fallback::Blocked { .. }) => {
-                assert!(f.message().contains("Reload"));
-            }
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-
-    #[test]
-    fn loss_during_recovery_counts_as_a_failed_attempt() {
-        let mut s = running();
-        s.lost(LossReason::Unknown, "first");
-        assert_eq!(s.retry_due(), Action::Init);
-        s.device_created();
-        assert_eq!(
-            s.lost(LossReason::Unknown, "second"),
-            Action::RetryAfter(600)
-        );
-        assert_eq!(s.losses(), 2);
-        assert_eq!(s.attempt(), 1);
-        s.device_created();
-        s.init_succeeded();
-        assert_eq!(s.recoveries(), 1);
-        assert_eq!(s.attempt(), 0);
-        assert_eq!(
-            s.lost(LossReason::Unknown, "third"),
-            Action::RetryAfter(300)
-        );
-    }
-
-    #[test]
-    fn first_start_failures() {
-        let mut s = Supervisor::default();
-        s.start();
-        assert_eq!(
-            s.init_failed(InitFailure::NoWebGpu),
-            Action::ShowFallback(Fallback::NoWebGpu)
-        );
-        let mut s = Supervisor::default();
-        s.start();
-        assert_eq!(
-            s.init_failed(InitFailure::NoAdapter),
-            Action::ShowFallback(Fallback::NoAdapter)
-        );
-        let mut s = Supervisor::default();
-        s.start();
-        assert_eq!(
-            s.init_failed(InitFailure::DeviceRequest("busy".into())),
-            Action::RetryAfter(300)
-        );
-        assert_eq!(s.state(), DeviceState::Recovering);
-    }
-
-    #[test]
-    fn many_losses_in_a_row_all_recover() {
-        let mut s = running();
-        for n in 0..10 {
-            assert_eq!(
-                s.lost(LossReason::Unknown, "crash"),
-                Action::RetryAfter(300)
-            );
-            assert_eq!(s.retry_due(), Action::Init);
-            s.device_created();
-            s.init_succeeded();
-            assert_eq!(s.recoveries(), n + 1);
-        }
-        assert_eq!(s.generation(), 11);
-    }
-}
+mod tests;

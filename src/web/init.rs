@@ -7,7 +7,7 @@ use web_sys::{
     GpuDeviceDescriptor, GpuTextureFormat, HtmlCanvasElement,
 };
 
-use crate::supervisor::InitFailure;
+use crate::supervisor::{InitFailure, InitStep};
 use crate::web::device::GuardedDevice;
 use crate::web::js::describe;
 use crate::web::lost::LostWatch;
@@ -43,14 +43,13 @@ pub fn navigator_gpu() -> Result<web_sys::Gpu, InitFailure> {
     Ok(gpu.unchecked_into())
 }
 
-/// Requests an adapter; null is [`InitFailure::NoAdapter`].
+/// Requests an adapter; null is [`InitFailure::NoAdapter`], a rejection or a
+/// throw names the step.
 pub async fn request_adapter(gpu: &web_sys::Gpu) -> Result<GpuAdapter, InitFailure> {
     let promise: js_sys::Promise = gpu.request_adapter().unchecked_into();
     let value = wasm_bindgen_futures::JsFuture::from(promise)
         .await
-        .map_err(|e| {
-            InitFailure::DeviceRequest(format!("requestAdapter() rejected: {}", describe(&e)))
-        })?;
+        .map_err(|e| InitFailure::Step(InitStep::Adapter, describe(&e)))?;
     if value.is_null() || value.is_undefined() {
         return Err(InitFailure::NoAdapter);
     }
@@ -66,22 +65,52 @@ pub async fn request_device(adapter: &GpuAdapter, label: &str) -> Result<GpuDevi
         .unchecked_into();
     let value = wasm_bindgen_futures::JsFuture::from(promise)
         .await
-        .map_err(|e| InitFailure::DeviceRequest(describe(&e)))?;
+        .map_err(|e| InitFailure::Step(InitStep::Device, describe(&e)))?;
+    if value.is_null() || value.is_undefined() {
+        return Err(InitFailure::Step(
+            InitStep::Device,
+            "requestDevice() resolved to nothing".into(),
+        ));
+    }
     Ok(value.unchecked_into())
 }
 
-/// A one-line description of the adapter.
+fn string_field(object: &JsValue, key: &str) -> String {
+    js_sys::Reflect::get(object, &JsValue::from_str(key))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// A one-line description of the adapter, read defensively: a browser without
+/// `adapter.info` (or with empty fields, as Firefox gives) gets a description
+/// from what is there, never an exception.
 pub fn adapter_name(adapter: &GpuAdapter) -> String {
-    let info = adapter.info();
-    let parts: Vec<String> = [info.vendor(), info.architecture(), info.description()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-    if parts.is_empty() {
-        "unknown adapter".into()
+    let info =
+        js_sys::Reflect::get(adapter, &JsValue::from_str("info")).unwrap_or(JsValue::UNDEFINED);
+    let parts: Vec<String> = if info.is_object() {
+        ["vendor", "architecture", "description"]
+            .into_iter()
+            .map(|key| string_field(&info, key))
+            .filter(|s| !s.is_empty())
+            .collect()
     } else {
-        parts.join(" / ")
+        Vec::new()
+    };
+    if !parts.is_empty() {
+        return parts.join(" / ");
     }
+    let fallback = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
+        .ok()
+        .or_else(|| js_sys::Reflect::get(adapter, &JsValue::from_str("isFallbackAdapter")).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let what = if fallback {
+        "software adapter (the browser exposes no vendor details)"
+    } else {
+        "GPU adapter (the browser exposes no vendor details)"
+    };
+    what.to_string()
 }
 
 /// Gets the canvas's `webgpu` context and configures it for `device` (after
@@ -104,7 +133,7 @@ pub fn configure_canvas(
     let context: GpuCanvasContext = context
         .dyn_into()
         .map_err(|_| InitFailure::Canvas("the context is not a GPUCanvasContext".into()))?;
-    context.unconfigure();
+    let _ = crate::web::catching::try_unconfigure(&context);
     let format = gpu.get_preferred_canvas_format();
     let config = GpuCanvasConfiguration::new(device, format);
     config.set_alpha_mode(alpha_mode);
@@ -114,8 +143,9 @@ pub fn configure_canvas(
     Ok((context, format))
 }
 
-/// Everything one init produced. Dropping it removes the net listener and disarms
-/// the loss watcher; the device itself is destroyed by whoever owns the decision.
+/// Everything one init produced, built whole once the canvas is configured.
+/// Dropping it removes the net listener and disarms the loss watcher; the device
+/// itself is destroyed by whoever owns the decision (the runtime).
 pub struct Gpu {
     /// The adapter's description.
     pub adapter_name: String,
@@ -129,29 +159,52 @@ pub struct Gpu {
     pub canvas: HtmlCanvasElement,
     /// Which device this is (1 for the first).
     pub generation: u64,
-    pub(crate) _net: Option<NetListener>,
-    pub(crate) _lost: Option<LostWatch>,
+    _net: NetListener,
+    _lost: LostWatch,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("adapter_name", &self.adapter_name)
+            .field("generation", &self.generation)
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a `Gpu` is made of.
+pub struct GpuParts {
+    /// The adapter's description.
+    pub adapter_name: String,
+    /// The device.
+    pub device: GuardedDevice,
+    /// The canvas context.
+    pub context: GpuCanvasContext,
+    /// The canvas format.
+    pub format: GpuTextureFormat,
+    /// The canvas.
+    pub canvas: HtmlCanvasElement,
+    /// Which device this is.
+    pub generation: u64,
+    /// The installed `uncapturederror` listener.
+    pub net: NetListener,
+    /// The armed loss watcher.
+    pub lost: LostWatch,
 }
 
 impl Gpu {
-    /// Assembles a `Gpu` from parts (for code that runs init itself).
-    pub fn from_parts(
-        adapter_name: String,
-        device: GuardedDevice,
-        context: GpuCanvasContext,
-        format: GpuTextureFormat,
-        canvas: HtmlCanvasElement,
-        generation: u64,
-    ) -> Self {
+    /// Assembles a `Gpu` (for code that runs init itself).
+    pub fn new(parts: GpuParts) -> Self {
         Gpu {
-            adapter_name,
-            device,
-            context,
-            format,
-            canvas,
-            generation,
-            _net: None,
-            _lost: None,
+            adapter_name: parts.adapter_name,
+            device: parts.device,
+            context: parts.context,
+            format: parts.format,
+            canvas: parts.canvas,
+            generation: parts.generation,
+            _net: parts.net,
+            _lost: parts.lost,
         }
     }
 }

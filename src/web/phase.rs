@@ -7,6 +7,12 @@ use crate::web::device::GuardedDevice;
 use crate::web::scope::{tag_fault, wait_all, Filter, ScopeSet};
 
 impl GuardedDevice {
+    /// Whether the device is alive, known for certain: one round trip through the
+    /// GPU process (a `lost` promise may resolve later than the loss).
+    pub async fn confirm_alive(&self) -> bool {
+        !ScopeSet::push(self, &[]).pop().await.device_lost
+    }
+
     /// Runs `work` inside validation + out-of-memory + internal scopes (pushed in
     /// that order, popped in reverse) and returns its value, or one fault naming
     /// the phase `label` (the others caught with it in [`Fault::related`]). The

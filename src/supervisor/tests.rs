@@ -1,0 +1,664 @@
+//! Unit tests of the supervisor, and a model check over every event sequence.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::*;
+
+fn running() -> Supervisor {
+    let mut s = Supervisor::default();
+    assert_eq!(
+        s.handle(Event::Start),
+        vec![Command::BeginInit { attempt: 1 }]
+    );
+    assert_eq!(
+        s.handle(Event::DeviceCreated { attempt: 1 }),
+        vec![Command::Adopt { generation: 1 }]
+    );
+    assert_eq!(
+        s.handle(Event::InitSucceeded {
+            attempt: 1,
+            generation: 1
+        }),
+        vec![Command::Run { generation: 1 }]
+    );
+    s
+}
+
+fn lost(generation: u64) -> Event {
+    Event::Lost {
+        generation,
+        reason: LossReason::Unknown,
+        at_ms: 0,
+    }
+}
+
+fn fail(attempt: u64) -> Event {
+    Event::InitFailed {
+        attempt,
+        failure: InitFailure::Step(InitStep::Device, "busy".into()),
+    }
+}
+
+#[test]
+fn first_start_runs_and_counts_a_generation() {
+    let s = running();
+    assert_eq!(s.state(), DeviceState::Running);
+    assert_eq!(s.generation(), 1);
+    assert_eq!(s.recoveries(), 0);
+    assert!(s.may_draw(1));
+}
+
+#[test]
+fn start_is_idempotent() {
+    let mut s = running();
+    assert_eq!(s.handle(Event::Start), vec![]);
+    let mut s2 = Supervisor::default();
+    s2.handle(Event::Start);
+    assert_eq!(s2.handle(Event::Start), vec![]);
+    assert_eq!(s2.attempt_in_flight(), Some(1));
+}
+
+#[test]
+fn a_loss_recovers_at_once_and_counts_one_recovery() {
+    let mut s = running();
+    assert_eq!(
+        s.handle(lost(1)),
+        vec![
+            Command::Teardown { generation: 1 },
+            Command::BeginInit { attempt: 2 }
+        ]
+    );
+    assert_eq!(s.state(), DeviceState::Recovering);
+    s.handle(Event::DeviceCreated { attempt: 2 });
+    s.handle(Event::InitSucceeded {
+        attempt: 2,
+        generation: 2,
+    });
+    assert_eq!(s.state(), DeviceState::Running);
+    assert_eq!(s.recoveries(), 1);
+}
+
+#[test]
+fn stop_while_a_retry_waits_cancels_it_and_nothing_comes_back() {
+    let mut s = running();
+    s.handle(lost(1));
+    assert!(matches!(
+        s.handle(fail(2))[..],
+        [Command::Schedule { delay_ms: 300, .. }]
+    ));
+    assert_eq!(s.state(), DeviceState::Lost);
+    assert_eq!(s.handle(Event::Stop), vec![Command::CancelTimer]);
+    assert_eq!(s.state(), DeviceState::Stopped);
+    assert_eq!(s.handle(Event::TimerFired { token: 1 }), vec![]);
+    assert_eq!(s.handle(Event::RequestRecovery), vec![]);
+    assert_eq!(s.state(), DeviceState::Stopped);
+}
+
+#[test]
+fn an_init_that_finishes_after_stop_destroys_its_device() {
+    let mut s = running();
+    s.handle(Event::RequestRecovery);
+    assert_eq!(
+        s.handle(Event::DeviceCreated { attempt: 2 }),
+        vec![Command::Adopt { generation: 2 }]
+    );
+    assert_eq!(
+        s.handle(Event::Stop),
+        vec![Command::Destroy { generation: 2 }]
+    );
+    assert_eq!(
+        s.handle(Event::InitSucceeded {
+            attempt: 2,
+            generation: 2
+        }),
+        vec![Command::Destroy { generation: 2 }]
+    );
+    assert_eq!(s.state(), DeviceState::Stopped);
+    assert_eq!(s.live_generation(), None);
+}
+
+#[test]
+fn requested_recovery_coalesces_and_cuts_a_backoff_short() {
+    let mut s = running();
+    let first = s.handle(Event::RequestRecovery);
+    assert_eq!(
+        first,
+        vec![
+            Command::Teardown { generation: 1 },
+            Command::BeginInit { attempt: 2 }
+        ]
+    );
+    // During the rebuild: one recovery.
+    assert_eq!(s.handle(Event::RequestRecovery), vec![]);
+    // During a backoff: starts at once, still one recovery.
+    s.handle(fail(2));
+    assert_eq!(
+        s.handle(Event::RequestRecovery),
+        vec![Command::CancelTimer, Command::BeginInit { attempt: 3 }]
+    );
+    s.handle(Event::DeviceCreated { attempt: 3 });
+    s.handle(Event::InitSucceeded {
+        attempt: 3,
+        generation: 2,
+    });
+    assert_eq!(s.recoveries(), 1);
+    assert!(s.last_loss().unwrap().requested);
+}
+
+#[test]
+fn unrequested_destroyed_is_reported_and_falls_back() {
+    let mut s = running();
+    let commands = s.handle(Event::Lost {
+        generation: 1,
+        reason: LossReason::Destroyed,
+        at_ms: 0,
+    });
+    assert!(matches!(
+        commands.last(),
+        Some(Command::ShowFallback(Fallback::UnexpectedDestroy(_)))
+    ));
+    assert_eq!(s.state(), DeviceState::Failed);
+    assert!(!s.last_loss().unwrap().requested);
+}
+
+#[test]
+fn failed_attempts_back_off_then_give_up() {
+    let mut s = running();
+    s.handle(lost(1));
+    let mut attempt = 2;
+    for delay in [300, 600, 1200, 2400] {
+        let commands = s.handle(fail(attempt));
+        let [Command::Schedule { token, delay_ms }] = commands[..] else {
+            panic!("{commands:?}");
+        };
+        assert_eq!(delay_ms, delay);
+        assert_eq!(s.state(), DeviceState::Lost);
+        attempt += 1;
+        assert_eq!(
+            s.handle(Event::TimerFired { token }),
+            vec![Command::BeginInit { attempt }]
+        );
+    }
+    let last = s.handle(fail(attempt));
+    assert!(matches!(
+        last[..],
+        [Command::ShowFallback(Fallback::GaveUp { attempts: 5, .. })]
+    ));
+}
+
+#[test]
+fn null_adapters_after_losses_ask_for_a_reload() {
+    let mut s = running();
+    s.handle(lost(1));
+    let mut attempt = 2;
+    loop {
+        let commands = s.handle(Event::InitFailed {
+            attempt,
+            failure: InitFailure::NoAdapter,
+        });
+        match &commands[..] {
+            [Command::Schedule { token, .. }] => {
+                let token = *token;
+                s.handle(Event::TimerFired { token });
+                attempt += 1;
+            }
+            [Command::ShowFallback(f @ Fallback::Blocked { .. })] => {
+                assert!(f.message().contains("Reload"));
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_loss_while_hidden_waits_for_the_page_to_show() {
+    let mut s = running();
+    s.handle(Event::Visibility { hidden: true });
+    assert_eq!(s.handle(lost(1)), vec![Command::Teardown { generation: 1 }]);
+    assert_eq!(s.state(), DeviceState::Lost);
+    assert!(s.waiting_for_visible());
+    assert_eq!(
+        s.handle(Event::Visibility { hidden: false }),
+        vec![Command::BeginInit { attempt: 2 }]
+    );
+}
+
+#[test]
+fn rebuilt_devices_that_keep_dying_end_in_a_fallback() {
+    let mut s = running();
+    let mut now = 100_000;
+    // The first device is not a rebuild: its death does not count.
+    for death in 1..=4u64 {
+        let generation = death;
+        let attempt = death;
+        let commands = s.handle(Event::Lost {
+            generation,
+            reason: LossReason::Unknown,
+            at_ms: now,
+        });
+        if death == 4 {
+            assert!(matches!(
+                commands.last(),
+                Some(Command::ShowFallback(Fallback::CrashLoop { deaths: 3, .. }))
+            ));
+            assert_eq!(s.state(), DeviceState::Failed);
+            return;
+        }
+        s.handle(Event::DeviceCreated {
+            attempt: attempt + 1,
+        });
+        s.handle(Event::InitSucceeded {
+            attempt: attempt + 1,
+            generation: generation + 1,
+        });
+        s.handle(Event::FirstFrame {
+            generation: generation + 1,
+            at_ms: now,
+        });
+        now += 2_000;
+    }
+}
+
+#[test]
+fn a_device_that_lived_long_resets_the_crash_count() {
+    let mut s = running();
+    let mut now = 0;
+    for generation in 1..=6u64 {
+        s.handle(Event::FirstFrame {
+            generation,
+            at_ms: now,
+        });
+        now += 60_000;
+        s.handle(Event::Lost {
+            generation,
+            reason: LossReason::Unknown,
+            at_ms: now,
+        });
+        s.handle(Event::DeviceCreated {
+            attempt: generation + 1,
+        });
+        s.handle(Event::InitSucceeded {
+            attempt: generation + 1,
+            generation: generation + 1,
+        });
+        assert_eq!(s.state(), DeviceState::Running);
+    }
+    assert_eq!(s.recoveries(), 6);
+}
+
+#[test]
+fn first_start_failures() {
+    let start = |failure: InitFailure| {
+        let mut s = Supervisor::default();
+        s.handle(Event::Start);
+        s.handle(Event::InitFailed {
+            attempt: 1,
+            failure,
+        })
+    };
+    assert_eq!(
+        start(InitFailure::NoWebGpu),
+        vec![Command::ShowFallback(Fallback::NoWebGpu)]
+    );
+    assert_eq!(
+        start(InitFailure::NoAdapter),
+        vec![Command::ShowFallback(Fallback::NoAdapter)]
+    );
+    assert!(matches!(
+        start(InitFailure::Step(InitStep::Adapter, "threw".into()))[..],
+        [Command::Schedule { delay_ms: 300, .. }]
+    ));
+}
+
+// ------------------------------------------------------------------ model check
+
+/// One init the runtime is running, as the model sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Job {
+    attempt: u64,
+    device: Option<u64>,
+}
+
+/// The supervisor plus a model of the runtime carrying out its commands.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct World {
+    sup: Supervisor,
+    now: u64,
+    hidden: bool,
+    jobs: BTreeSet<Job>,
+    alive: BTreeSet<u64>,
+    destroyed_unnotified: BTreeSet<u64>,
+    timer: Option<u64>,
+    frames_on: Option<u64>,
+    fallbacks: u32,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            sup: Supervisor::new(SupervisorOptions {
+                backoff: Backoff {
+                    base_ms: 300,
+                    max_attempts: 2,
+                },
+                crash_loop_deaths: 2,
+                crash_loop_window_ms: 10_000,
+            }),
+            now: 0,
+            hidden: false,
+            jobs: BTreeSet::new(),
+            alive: BTreeSet::new(),
+            destroyed_unnotified: BTreeSet::new(),
+            timer: None,
+            frames_on: None,
+            fallbacks: 0,
+        }
+    }
+
+    fn destroy(&mut self, generation: u64) {
+        if self.alive.remove(&generation) {
+            self.destroyed_unnotified.insert(generation);
+        }
+        if self.frames_on == Some(generation) {
+            self.frames_on = None;
+        }
+    }
+
+    /// The events that can happen in this world, stale ones included.
+    fn events(&self) -> Vec<Event> {
+        let mut events = vec![
+            Event::Start,
+            Event::Stop,
+            Event::RequestRecovery,
+            Event::Visibility {
+                hidden: !self.hidden,
+            },
+            Event::TimerFired { token: 999 },
+            Event::InitFailed {
+                attempt: 999,
+                failure: InitFailure::NoAdapter,
+            },
+            lost(999),
+        ];
+        if let Some(token) = self.timer {
+            events.push(Event::TimerFired { token });
+        }
+        for job in &self.jobs {
+            match job.device {
+                None => events.push(Event::DeviceCreated {
+                    attempt: job.attempt,
+                }),
+                Some(generation) => events.push(Event::InitSucceeded {
+                    attempt: job.attempt,
+                    generation,
+                }),
+            }
+            for failure in [
+                InitFailure::Step(InitStep::Device, "x".into()),
+                InitFailure::NoAdapter,
+                InitFailure::NoWebGpu,
+            ] {
+                events.push(Event::InitFailed {
+                    attempt: job.attempt,
+                    failure,
+                });
+            }
+        }
+        for &generation in &self.alive {
+            for reason in [LossReason::Unknown, LossReason::Destroyed] {
+                events.push(Event::Lost {
+                    generation,
+                    reason,
+                    at_ms: self.now,
+                });
+            }
+        }
+        for &generation in &self.destroyed_unnotified {
+            events.push(Event::Lost {
+                generation,
+                reason: LossReason::Destroyed,
+                at_ms: self.now,
+            });
+        }
+        if let Some(generation) = self.frames_on {
+            events.push(Event::FirstFrame {
+                generation,
+                at_ms: self.now,
+            });
+        }
+        events
+    }
+
+    /// Applies `event` as the runtime would, checking every invariant.
+    fn step(&mut self, event: &Event) -> Result<(), String> {
+        let before = self.sup.clone();
+        let stale = match event {
+            Event::TimerFired { token } => self.timer != Some(*token),
+            Event::InitFailed { attempt, .. } => {
+                !self.jobs.iter().any(|j| j.attempt == *attempt)
+                    || self.sup.attempt_in_flight() != Some(*attempt)
+            }
+            Event::Lost { generation, .. } => !self.alive.contains(generation),
+            _ => false,
+        };
+        // The runtime's side of the event itself.
+        match event {
+            Event::Visibility { hidden } => self.hidden = *hidden,
+            Event::TimerFired { token } if self.timer == Some(*token) => self.timer = None,
+            Event::Lost { generation, .. } => {
+                self.alive.remove(generation);
+                self.destroyed_unnotified.remove(generation);
+                if self.frames_on == Some(*generation) {
+                    self.frames_on = None;
+                }
+            }
+            Event::InitFailed { attempt, .. } | Event::InitSucceeded { attempt, .. } => {
+                let job = self.jobs.iter().find(|j| j.attempt == *attempt).cloned();
+                if let Some(job) = job {
+                    self.jobs.remove(&job);
+                    if let (Event::InitFailed { .. }, Some(generation)) = (event, job.device) {
+                        // A failed init drops what it built and destroys its device.
+                        self.destroy(generation);
+                    }
+                }
+            }
+            Event::DeviceCreated { attempt } => {
+                let next = self.sup.generation() + 1;
+                let job = self.jobs.iter().find(|j| j.attempt == *attempt).cloned();
+                if let Some(mut job) = job {
+                    self.jobs.remove(&job);
+                    job.device = Some(next);
+                    self.jobs.insert(job);
+                }
+                self.alive.insert(next);
+            }
+            _ => {}
+        }
+        let was_first_start = before.state() == DeviceState::Starting;
+        if matches!(event, Event::Start)
+            && matches!(
+                before.state(),
+                DeviceState::Idle | DeviceState::Stopped | DeviceState::Failed
+            )
+        {
+            self.fallbacks = 0;
+        }
+        let commands = self.sup.handle(event.clone());
+        if stale && self.sup != before {
+            return Err(format!("stale event {event:?} changed the supervisor"));
+        }
+        for command in &commands {
+            match command {
+                Command::BeginInit { attempt } => {
+                    let allowed = !self.hidden
+                        || matches!(event, Event::Start)
+                        || (was_first_start && self.sup.state() == DeviceState::Starting);
+                    if !allowed {
+                        return Err(format!("a rebuild began while hidden, on {event:?}"));
+                    }
+                    self.jobs.insert(Job {
+                        attempt: *attempt,
+                        device: None,
+                    });
+                }
+                Command::Adopt { .. } => {}
+                Command::Schedule { token, delay_ms } => {
+                    if !self.sup.options().backoff.schedule().contains(delay_ms) {
+                        return Err(format!("delay {delay_ms} is off the schedule"));
+                    }
+                    self.timer = Some(*token);
+                }
+                Command::CancelTimer => self.timer = None,
+                // The job that made it runs on and reports later (an init future
+                // cannot be cancelled): its report is then stale.
+                Command::Destroy { generation } => self.destroy(*generation),
+                Command::Teardown { generation } => self.destroy(*generation),
+                Command::Run { generation } => {
+                    if !self.alive.contains(generation) {
+                        // Lost meanwhile: the loss event will follow.
+                    }
+                    self.frames_on = Some(*generation);
+                }
+                Command::ShowFallback(_) => self.fallbacks += 1,
+            }
+        }
+        // A device created for a stale attempt was destroyed at once.
+        if let Event::DeviceCreated { attempt } = event {
+            if commands
+                .iter()
+                .any(|c| matches!(c, Command::Destroy { .. }))
+            {
+                self.jobs.retain(|j| j.attempt != *attempt);
+            }
+        }
+        self.check()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let s = &self.sup;
+        let current: Vec<&u64> = self
+            .alive
+            .iter()
+            .filter(|g| {
+                Some(**g) == s.live_generation() || self.jobs.iter().any(|j| j.device == Some(**g))
+            })
+            .collect();
+        if self.alive.len() > 1 {
+            return Err(format!(
+                "{} live devices: {:?}",
+                self.alive.len(),
+                self.alive
+            ));
+        }
+        if current.len() != self.alive.len() {
+            return Err(format!("a device nobody owns: {:?}", self.alive));
+        }
+        let pending =
+            self.timer.is_some() || s.attempt_in_flight().is_some() || !self.alive.is_empty();
+        if matches!(s.state(), DeviceState::Stopped | DeviceState::Failed) && pending {
+            return Err(format!("something pending after {:?}: {self:?}", s.state()));
+        }
+        if self.frames_on.is_some() && self.frames_on != s.live_generation() {
+            return Err("frames run on a device that is not live".into());
+        }
+        if self.fallbacks > 1 {
+            return Err("more than one fallback".into());
+        }
+        if s.failures() > s.options().backoff.max_attempts + 1 {
+            return Err(format!("{} failed attempts", s.failures()));
+        }
+        if self.timer.is_some() != s.timer_pending() {
+            return Err("timer out of step".into());
+        }
+        Ok(())
+    }
+
+    /// From here, with the page shown, timers firing and every init succeeding:
+    /// one running device, or one fallback, or stopped.
+    fn settles(&self) -> Result<(), String> {
+        let mut world = self.clone();
+        for _ in 0..64 {
+            let event = if world.hidden {
+                Event::Visibility { hidden: false }
+            } else if let Some(job) = world.jobs.iter().next().cloned() {
+                match job.device {
+                    None => Event::DeviceCreated {
+                        attempt: job.attempt,
+                    },
+                    Some(generation) => Event::InitSucceeded {
+                        attempt: job.attempt,
+                        generation,
+                    },
+                }
+            } else if let Some(token) = world.timer {
+                Event::TimerFired { token }
+            } else if let Some(&generation) = world.destroyed_unnotified.iter().next() {
+                Event::Lost {
+                    generation,
+                    reason: LossReason::Destroyed,
+                    at_ms: world.now,
+                }
+            } else {
+                break;
+            };
+            world.step(&event)?;
+        }
+        let s = &world.sup;
+        match s.state() {
+            DeviceState::Running => {
+                if world.alive.len() != 1 || world.frames_on != s.live_generation() {
+                    return Err(format!("running without exactly one device: {world:?}"));
+                }
+            }
+            DeviceState::Failed => {
+                if world.fallbacks != 1 || !world.alive.is_empty() {
+                    return Err(format!("failed without exactly one fallback: {world:?}"));
+                }
+            }
+            DeviceState::Stopped | DeviceState::Idle => {
+                if !world.alive.is_empty() {
+                    return Err("a device outlives the stop".into());
+                }
+            }
+            other => return Err(format!("never settles: stuck in {other:?}: {world:?}")),
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn model_check_every_event_sequence() {
+    let depth = 10;
+    let mut frontier: HashMap<World, u64> = HashMap::new();
+    frontier.insert(World::new(), 1);
+    let mut sequences: u64 = 0;
+    let mut transitions: u64 = 0;
+    let mut states: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut settled = std::collections::HashSet::new();
+    for level in 1..=depth {
+        let mut next: HashMap<World, u64> = HashMap::new();
+        for (world, paths) in &frontier {
+            for event in world.events() {
+                let mut after = world.clone();
+                if let Err(problem) = after.step(&event) {
+                    panic!("after {event:?} from {world:?}: {problem}");
+                }
+                transitions += 1;
+                sequences += paths;
+                if settled.insert(after.sup.clone()) {
+                    if let Err(problem) = after.settles() {
+                        panic!("from {after:?}: {problem}");
+                    }
+                }
+                *next.entry(after).or_insert(0) += paths;
+            }
+        }
+        states.insert(level, next.len());
+        frontier = next;
+    }
+    println!(
+        "model check: {sequences} event sequences of length 1 to {depth}, {transitions} transitions, distinct states per length {states:?}"
+    );
+    assert!(sequences > 1_000_000);
+}

@@ -1,0 +1,562 @@
+//! The runtime: runs an [`App`] on a canvas. Every decision about start, stop,
+//! loss and retry is the pure [`Supervisor`]'s; this module reports events to it
+//! and carries out its [`Command`]s:
+//! * [`init_sequence`]: one idempotent init attempt (adapter, device, loss watcher
+//!   and net armed before the canvas is configured, resources);
+//! * [`frame_loop`]: the animation-frame loop, each frame inside a frame scope;
+//! * [`status`]: the snapshot `gpuStatus()` reads.
+//!
+//! Events are queued: a call made from inside a frame, a `build` or a fallback
+//! hook (`stop`, `force_recovery`, `status`) is handled after the current one,
+//! never on a borrowed state. No `RefCell` borrow is held while application code
+//! runs.
+
+mod frame_loop;
+mod init_sequence;
+pub mod status;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::rc::{Rc, Weak};
+
+use gloo_timers::callback::Timeout;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlCanvasElement;
+
+use crate::fault::{Fault, FaultKind};
+use crate::supervisor::{Command, Event, Fallback, Supervisor, SupervisorOptions};
+use crate::web::context::{DiagnosticsLevel, GuardContext};
+use crate::web::init::{Gpu, InitOptions};
+use crate::web::js::now_ms;
+use crate::web::log;
+use crate::web::net::ErrorNet;
+
+use frame_loop::FrameLoop;
+pub use status::{InitTimings, Status};
+
+/// The application the runtime drives. Keep application state (camera, scene,
+/// time) in `Self`, GPU objects in `Resources`: resources are rebuilt after a loss,
+/// `Self` is not. Data that lives only on the GPU (a storage buffer a compute pass
+/// fills, a render target) is not restored: `build` recomputes it.
+pub trait App: 'static {
+    /// Every GPU object the application needs; dropped (and so released) on loss.
+    type Resources: 'static;
+
+    /// Builds the resources on a fresh device. Called on start and after each loss.
+    fn build(&self, gpu: &Gpu) -> impl Future<Output = Result<Self::Resources, Fault>>;
+
+    /// Records and submits one frame. Runs inside the frame's error scopes.
+    fn frame(&self, gpu: &Gpu, resources: &Self::Resources, info: &FrameInfo) -> Result<(), Fault>;
+}
+
+/// What a frame knows about itself.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInfo {
+    /// Frame number, from 1.
+    pub number: u64,
+    /// The animation-frame timestamp, in milliseconds.
+    pub time_ms: f64,
+    /// The device generation.
+    pub generation: u64,
+}
+
+/// Runtime options.
+#[derive(Clone, Debug, Default)]
+pub struct RuntimeOptions {
+    /// Init options.
+    pub init: InitOptions,
+    /// Backoff, cap and crash-loop limits.
+    pub supervisor: SupervisorOptions,
+}
+
+struct Live<R> {
+    gpu: Gpu,
+    resources: R,
+    frames: Cell<u64>,
+}
+
+/// The init attempt that owns a device not yet running.
+struct Initializing {
+    generation: u64,
+    device: crate::web::GuardedDevice,
+}
+
+type FallbackHook = Rc<dyn Fn(&Fallback)>;
+
+struct Inner<A: App> {
+    app: Rc<A>,
+    canvas: HtmlCanvasElement,
+    options: RuntimeOptions,
+    supervisor: RefCell<Supervisor>,
+    queue: RefCell<VecDeque<Event>>,
+    dispatching: Cell<bool>,
+    context: GuardContext,
+    live: RefCell<Option<Rc<Live<A::Resources>>>>,
+    initializing: RefCell<Option<Initializing>>,
+    timer: RefCell<Option<Timeout>>,
+    frame_loop: FrameLoop,
+    open_frame: Cell<Option<(u64, u32)>>,
+    frames: Cell<u64>,
+    frames_thrown: Cell<u64>,
+    frame_ms: Cell<f64>,
+    frame_ms_total: Cell<f64>,
+    adapter: RefCell<String>,
+    fallback_hook: RefCell<Option<FallbackHook>>,
+    trigger_ms: Cell<f64>,
+    cold_start: Cell<Option<InitTimings>>,
+    last_init: Cell<Option<InitTimings>>,
+    pending_timing: Cell<Option<(InitTimings, f64)>>,
+    visibility: RefCell<Option<Closure<dyn Fn()>>>,
+}
+
+/// Runs an [`App`]; cheap to clone. Dropping the last clone cancels the pending
+/// animation frame and timer.
+///
+/// ```no_run
+/// # use std::rc::Rc;
+/// # use webgpu_guard::web::{App, Gpu, FrameInfo, Runtime};
+/// # use webgpu_guard::web::runtime::RuntimeOptions;
+/// # struct MyApp;
+/// # impl App for MyApp {
+/// #     type Resources = ();
+/// #     async fn build(&self, _: &Gpu) -> Result<(), webgpu_guard::Fault> { Ok(()) }
+/// #     fn frame(&self, _: &Gpu, _: &(), _: &FrameInfo) -> Result<(), webgpu_guard::Fault> { Ok(()) }
+/// # }
+/// # fn demo(canvas: web_sys::HtmlCanvasElement) {
+/// let runtime = Runtime::new(Rc::new(MyApp), canvas, RuntimeOptions::default());
+/// runtime.on_fallback(|fallback| web_sys::console::error_1(&fallback.message().into()));
+/// runtime.start();
+/// # }
+/// ```
+pub struct Runtime<A: App> {
+    inner: Rc<Inner<A>>,
+}
+
+impl<A: App> Clone for Runtime<A> {
+    fn clone(&self) -> Self {
+        Runtime {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<A: App> std::fmt::Debug for Runtime<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("state", &self.status().state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: App> Runtime<A> {
+    /// Creates the runtime; nothing happens until [`Runtime::start`].
+    pub fn new(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
+        let supervisor = Supervisor::new(options.supervisor);
+        Runtime {
+            inner: Rc::new(Inner {
+                app,
+                canvas,
+                options,
+                supervisor: RefCell::new(supervisor),
+                queue: RefCell::new(VecDeque::new()),
+                dispatching: Cell::new(false),
+                context: GuardContext::default(),
+                live: RefCell::new(None),
+                initializing: RefCell::new(None),
+                timer: RefCell::new(None),
+                frame_loop: FrameLoop::new(),
+                open_frame: Cell::new(None),
+                frames: Cell::new(0),
+                frames_thrown: Cell::new(0),
+                frame_ms: Cell::new(0.0),
+                frame_ms_total: Cell::new(0.0),
+                adapter: RefCell::new(String::new()),
+                fallback_hook: RefCell::new(None),
+                trigger_ms: Cell::new(0.0),
+                cold_start: Cell::new(None),
+                last_init: Cell::new(None),
+                pending_timing: Cell::new(None),
+                visibility: RefCell::new(None),
+            }),
+        }
+    }
+
+    /// Starts: the first init runs now. Idempotent.
+    pub fn start(&self) {
+        Inner::watch_visibility(&self.inner);
+        self.inner.trigger_ms.set(now_ms());
+        Inner::dispatch(&self.inner, Event::Start);
+    }
+
+    /// Calls `hook` when the fallback must be shown.
+    pub fn on_fallback(&self, hook: impl Fn(&Fallback) + 'static) {
+        if let Ok(mut slot) = self.inner.fallback_hook.try_borrow_mut() {
+            *slot = Some(Rc::new(hook));
+        }
+    }
+
+    /// The application.
+    pub fn app(&self) -> &Rc<A> {
+        &self.inner.app
+    }
+
+    /// The net (the one fault sink).
+    pub fn net(&self) -> &ErrorNet {
+        self.inner.context.net()
+    }
+
+    /// The shared context (ledger, level, frame counter, net).
+    pub fn context(&self) -> &GuardContext {
+        &self.inner.context
+    }
+
+    /// Sets the diagnostics level, effective at once.
+    pub fn set_level(&self, level: DiagnosticsLevel) {
+        self.inner.context.set_level(level);
+    }
+
+    /// Runs `f` on the live GPU state, if the device is running.
+    pub fn with_live<R>(&self, f: impl FnOnce(&Gpu, &A::Resources) -> R) -> Option<R> {
+        let live = self.inner.live.try_borrow().ok()?.clone()?;
+        Some(f(&live.gpu, &live.resources))
+    }
+
+    /// Forces the full recovery path (what `window.matarGPU()` does): stop the
+    /// loop, release every GPU object, destroy the device, run init again at once,
+    /// exactly as a real loss would. During a recovery already under way, nothing
+    /// more happens (one recovery); during a backoff wait, the attempt starts now.
+    pub fn force_recovery(&self) {
+        self.inner.trigger_ms.set(now_ms());
+        Inner::dispatch(&self.inner, Event::RequestRecovery);
+    }
+
+    /// Stops: releases every GPU object, destroys the device, cancels whatever is
+    /// pending; nothing restarts until [`Runtime::start`].
+    pub fn stop(&self) {
+        Inner::dispatch(&self.inner, Event::Stop);
+    }
+
+    /// A snapshot of everything `gpuStatus()` reports. Never fails, from anywhere.
+    pub fn status(&self) -> Status {
+        let inner = &self.inner;
+        let supervisor = inner.supervisor.try_borrow().map(|s| s.clone()).ok();
+        let ledger = inner
+            .context
+            .ledger()
+            .try_borrow()
+            .map(|l| (l.live(), l.report().peak))
+            .unwrap_or_default();
+        let (state, generation, recoveries, last_loss, fallback, hidden) = match &supervisor {
+            Some(s) => (
+                s.state(),
+                s.generation(),
+                s.recoveries(),
+                s.last_loss().cloned(),
+                s.fallback().cloned(),
+                s.hidden(),
+            ),
+            None => (
+                crate::supervisor::DeviceState::Idle,
+                0,
+                0,
+                None,
+                None,
+                false,
+            ),
+        };
+        Status {
+            state,
+            generation,
+            recoveries,
+            frames: inner.frames.get(),
+            last_loss,
+            net: inner.context.net().stats(),
+            live: ledger.0,
+            peak: ledger.1,
+            adapter: inner
+                .adapter
+                .try_borrow()
+                .map(|a| a.clone())
+                .unwrap_or_default(),
+            fallback,
+            level: inner.context.level(),
+            frame_ms: inner.frame_ms.get(),
+            frame_ms_total: inner.frame_ms_total.get(),
+            cold_start: inner.cold_start.get(),
+            last_init: inner.last_init.get(),
+            loop_alive: inner.frame_loop.pending(),
+            hidden,
+            frames_thrown: inner.frames_thrown.get(),
+        }
+    }
+}
+
+impl<A: App> Drop for Inner<A> {
+    fn drop(&mut self) {
+        self.frame_loop.cancel();
+        if let Ok(mut timer) = self.timer.try_borrow_mut() {
+            timer.take();
+        }
+        if let Some(listener) = self.visibility.get_mut().take() {
+            if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+                let _ = document.remove_event_listener_with_callback(
+                    "visibilitychange",
+                    listener.as_ref().unchecked_ref(),
+                );
+            }
+        }
+    }
+}
+
+fn page_hidden() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| js_sys::Reflect::get(&d, &"visibilityState".into()).ok())
+        .and_then(|v| v.as_string())
+        .is_some_and(|state| state == "hidden")
+}
+
+impl<A: App> Inner<A> {
+    /// Hands `event` to the supervisor and carries out its commands. A call made
+    /// while another is being handled is queued and handled right after it.
+    /// Returns the commands of this very event (empty when queued).
+    fn dispatch(this: &Rc<Self>, event: Event) -> Vec<Command> {
+        if this.dispatching.replace(true) {
+            if let Ok(mut queue) = this.queue.try_borrow_mut() {
+                queue.push_back(event);
+            }
+            return Vec::new();
+        }
+        let first = Inner::handle_one(this, event);
+        loop {
+            let next = this
+                .queue
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut q| q.pop_front());
+            match next {
+                Some(event) => {
+                    Inner::handle_one(this, event);
+                }
+                None => break,
+            }
+        }
+        this.dispatching.set(false);
+        first
+    }
+
+    fn handle_one(this: &Rc<Self>, event: Event) -> Vec<Command> {
+        let commands = match this.supervisor.try_borrow_mut() {
+            Ok(mut supervisor) => supervisor.handle(event),
+            Err(_) => return Vec::new(),
+        };
+        for command in &commands {
+            Inner::carry_out(this, command);
+        }
+        commands
+    }
+
+    fn carry_out(this: &Rc<Self>, command: &Command) {
+        match command {
+            Command::BeginInit { attempt } => {
+                let runtime = this.clone();
+                let attempt = *attempt;
+                wasm_bindgen_futures::spawn_local(async move {
+                    Inner::run_attempt(&runtime, attempt).await;
+                });
+            }
+            // The init attempt reads these from the commands its own event returned.
+            Command::Adopt { .. } | Command::Run { .. } => {}
+            Command::Schedule { token, delay_ms } => {
+                log::warn(&format!("re-initialising the GPU in {delay_ms} ms"));
+                let weak = Rc::downgrade(this);
+                let token = *token;
+                let timeout = Timeout::new(*delay_ms, move || {
+                    if let Some(runtime) = weak.upgrade() {
+                        if let Ok(mut timer) = runtime.timer.try_borrow_mut() {
+                            if let Some(fired) = timer.take() {
+                                fired.forget();
+                            }
+                        }
+                        Inner::dispatch(&runtime, Event::TimerFired { token });
+                    }
+                });
+                if let Ok(mut timer) = this.timer.try_borrow_mut() {
+                    *timer = Some(timeout);
+                }
+            }
+            Command::CancelTimer => {
+                if let Ok(mut timer) = this.timer.try_borrow_mut() {
+                    timer.take();
+                }
+            }
+            Command::Destroy { generation } => {
+                let taken = this
+                    .initializing
+                    .try_borrow_mut()
+                    .ok()
+                    .and_then(|mut slot| {
+                        if slot.as_ref().is_some_and(|i| i.generation == *generation) {
+                            slot.take()
+                        } else {
+                            None
+                        }
+                    });
+                if let Some(initializing) = taken {
+                    initializing.device.destroy();
+                }
+            }
+            Command::Teardown { generation } => Inner::teardown(this, *generation),
+            Command::ShowFallback(fallback) => {
+                let fault = Fault::new(
+                    FaultKind::DeviceLost,
+                    format!("giving up: {}", fallback.message()),
+                );
+                this.context.net().report_ref(&fault);
+                let hook = this.fallback_hook.try_borrow().ok().and_then(|h| h.clone());
+                if let Some(hook) = hook {
+                    hook(fallback);
+                }
+            }
+        }
+    }
+
+    /// Stops the loop, releases every GPU object of `generation` and destroys it.
+    fn teardown(this: &Rc<Self>, generation: u64) {
+        this.frame_loop.cancel();
+        let live = this.live.try_borrow_mut().ok().and_then(|mut slot| {
+            if slot
+                .as_ref()
+                .is_some_and(|l| l.gpu.generation == generation)
+            {
+                slot.take()
+            } else {
+                None
+            }
+        });
+        if let Some(live) = live {
+            live.gpu.device.destroy();
+            // Released now, or when a frame still running on it returns.
+            drop(live);
+        }
+    }
+
+    fn watch_visibility(this: &Rc<Self>) {
+        let Ok(mut slot) = this.visibility.try_borrow_mut() else {
+            return;
+        };
+        if slot.is_some() {
+            return;
+        }
+        if page_hidden() {
+            let runtime = this.clone();
+            // Queued behind whatever runs now.
+            wasm_bindgen_futures::spawn_local(async move {
+                Inner::dispatch(&runtime, Event::Visibility { hidden: true });
+            });
+        }
+        let weak: Weak<Self> = Rc::downgrade(this);
+        let listener = Closure::<dyn Fn()>::new(move || {
+            if let Some(runtime) = weak.upgrade() {
+                let hidden = page_hidden();
+                if !hidden {
+                    runtime.trigger_ms.set(now_ms());
+                }
+                Inner::dispatch(&runtime, Event::Visibility { hidden });
+            }
+        });
+        if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+            let _ = document.add_event_listener_with_callback(
+                "visibilitychange",
+                listener.as_ref().unchecked_ref(),
+            );
+        }
+        *slot = Some(listener);
+    }
+
+    fn start_loop(this: &Rc<Self>) {
+        let weak = Rc::downgrade(this);
+        this.frame_loop
+            .set_callback(Closure::<dyn FnMut(f64)>::new(move |time: f64| {
+                if let Some(runtime) = weak.upgrade() {
+                    Inner::tick(&runtime, time);
+                }
+            }));
+        this.frame_loop.request();
+    }
+
+    fn tick(this: &Rc<Self>, time: f64) {
+        this.frame_loop.fired();
+        let Some(live) = this.live.try_borrow().ok().and_then(|l| l.clone()) else {
+            return;
+        };
+        let generation = live.gpu.generation;
+        let may_draw = this
+            .supervisor
+            .try_borrow()
+            .map(|s| s.may_draw(generation))
+            .unwrap_or(false);
+        if !may_draw {
+            return;
+        }
+        // A frame that threw a JavaScript exception through WebAssembly never
+        // returned: its scopes are still pushed. Pop them and say so.
+        if let Some((frame, mask)) = this.open_frame.take() {
+            this.frames_thrown.set(this.frames_thrown.get() + 1);
+            live.gpu.device.pop_abandoned_frame(frame, mask);
+        }
+        // Requested before the frame runs: a frame that throws cannot stop the loop.
+        this.frame_loop.request();
+        let number = this.frames.get() + 1;
+        this.frames.set(number);
+        let info = FrameInfo {
+            number,
+            time_ms: time,
+            generation,
+        };
+        let started = now_ms();
+        let scope = live.gpu.device.begin_frame(number);
+        this.open_frame.set(Some((number, scope.mask())));
+        let result = this.app.frame(&live.gpu, &live.resources, &info);
+        drop(scope);
+        this.open_frame.set(None);
+        let elapsed = now_ms() - started;
+        this.frame_ms_total.set(this.frame_ms_total.get() + elapsed);
+        let smoothed = this.frame_ms.get();
+        this.frame_ms.set(if smoothed == 0.0 {
+            elapsed
+        } else {
+            smoothed * 0.9 + elapsed * 0.1
+        });
+        if let Err(fault) = result {
+            let fault = if fault.origin.frame.is_none() {
+                fault.in_frame(number)
+            } else {
+                fault
+            };
+            this.context.net().report_ref(&fault);
+        }
+        let first = live.frames.get() == 0;
+        live.frames.set(live.frames.get() + 1);
+        if first {
+            let now = now_ms();
+            if let Some((mut timings, t0)) = this.pending_timing.take() {
+                timings.to_first_frame_ms = now - t0;
+                timings.to_picture_ms = now - this.trigger_ms.get();
+                if !timings.recovery {
+                    this.cold_start.set(Some(timings));
+                }
+                this.last_init.set(Some(timings));
+            }
+            Inner::dispatch(
+                this,
+                Event::FirstFrame {
+                    generation,
+                    at_ms: now as u64,
+                },
+            );
+        }
+    }
+}

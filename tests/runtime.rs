@@ -1,0 +1,345 @@
+//! Browser tests of the runtime against real WebGPU (headless Chromium,
+//! SwiftShader): start, stop, recovery, re-entrant calls, hidden pages, a browser
+//! without `adapter.info`, losses during init, dropping the runtime.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use gloo_timers::future::TimeoutFuture;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use webgpu_guard::fault::Fault;
+use webgpu_guard::web::alloc::UNIFORM;
+use webgpu_guard::web::runtime::RuntimeOptions;
+use webgpu_guard::web::{App, FrameInfo, Gpu, Runtime, Tracked};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..150 {
+        if done() {
+            return;
+        }
+        TimeoutFuture::new(30).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+type Hook = Box<dyn Fn(u64)>;
+
+/// A minimal application: clears the canvas every frame and owns one buffer.
+/// `on_frame` runs inside the frame; `destroy_in_build` destroys the device in
+/// the next builds (a loss between requestDevice and the first frame).
+#[derive(Default)]
+struct ClearApp {
+    frames: Cell<u64>,
+    builds: Cell<u64>,
+    destroy_in_build: Cell<u32>,
+    on_frame: RefCell<Option<Hook>>,
+}
+
+struct ClearResources {
+    _buffer: Tracked<web_sys::GpuBuffer>,
+}
+
+impl App for ClearApp {
+    type Resources = ClearResources;
+
+    async fn build(&self, gpu: &Gpu) -> Result<ClearResources, Fault> {
+        self.builds.set(self.builds.get() + 1);
+        let d = &gpu.device;
+        let buffer = d
+            .phase("clear-app", || {
+                d.create_buffer("clear-app-buffer", 256, UNIFORM)
+            })
+            .await?;
+        if self.destroy_in_build.get() > 0 {
+            self.destroy_in_build.set(self.destroy_in_build.get() - 1);
+            d.destroy();
+        }
+        Ok(ClearResources { _buffer: buffer })
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &ClearResources, info: &FrameInfo) -> Result<(), Fault> {
+        self.frames.set(self.frames.get() + 1);
+        if let Ok(hook) = self.on_frame.try_borrow() {
+            if let Some(hook) = hook.as_ref() {
+                hook(info.number);
+            }
+        }
+        let view = gpu.context.get_current_texture()?.create_view()?;
+        let encoder = gpu.device.create_command_encoder("clear")?;
+        let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
+            web_sys::GpuLoadOp::Clear,
+            web_sys::GpuStoreOp::Store,
+            &view,
+        );
+        let desc =
+            web_sys::GpuRenderPassDescriptor::new(&[webgpu_guard::web::js::nullable(&color)]);
+        encoder.begin_render_pass(&desc)?.end()?;
+        gpu.device.submit(&[encoder.finish()?])
+    }
+}
+
+fn runtime() -> Runtime<ClearApp> {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").unwrap().unchecked_into();
+    canvas.set_width(64);
+    canvas.set_height(64);
+    document.body().unwrap().append_child(&canvas).unwrap();
+    Runtime::new(
+        Rc::new(ClearApp::default()),
+        canvas,
+        RuntimeOptions::default(),
+    )
+}
+
+async fn wait_state(r: &Runtime<ClearApp>, state: &str, generation: u64) {
+    let frames = r.app().frames.get();
+    wait_until(&format!("{state} at generation {generation}"), || {
+        let s = r.status();
+        s.state.as_str() == state
+            && s.generation == generation
+            && (state != "running" || r.app().frames.get() > frames + 2)
+    })
+    .await;
+}
+
+/// Counts uncaught errors and unhandled rejections on the page while alive.
+struct PageErrors {
+    count: Rc<Cell<u32>>,
+    _listeners: Vec<Closure<dyn Fn(web_sys::Event)>>,
+}
+
+fn page_errors() -> PageErrors {
+    let count = Rc::new(Cell::new(0));
+    let window = web_sys::window().unwrap();
+    let mut listeners = Vec::new();
+    for kind in ["error", "unhandledrejection"] {
+        let c = count.clone();
+        let listener =
+            Closure::<dyn Fn(web_sys::Event)>::new(move |_e: web_sys::Event| c.set(c.get() + 1));
+        window
+            .add_event_listener_with_callback(kind, listener.as_ref().unchecked_ref())
+            .unwrap();
+        listeners.push(listener);
+    }
+    PageErrors {
+        count,
+        _listeners: listeners,
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_application_stopping_does_not_restart() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    assert_eq!(r.status().live.objects, 1);
+    r.stop();
+    TimeoutFuture::new(800).await;
+    let status = r.status();
+    assert_eq!(status.state.as_str(), "stopped");
+    assert_eq!(status.generation, 1, "a device was created after the stop");
+    assert!(!status.loop_alive, "the frame loop is still scheduled");
+    assert_eq!(status.live.objects, 0, "GPU objects left after release");
+    let loss = status.last_loss.expect("the stop is recorded");
+    assert_eq!(loss.reason.as_str(), "destroyed");
+    assert!(loss.requested);
+    let frames = r.app().frames.get();
+    TimeoutFuture::new(200).await;
+    assert_eq!(
+        r.app().frames.get(),
+        frames,
+        "frames drawn on a dead device"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn start_is_idempotent() {
+    let r = runtime();
+    r.start();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.start();
+    TimeoutFuture::new(300).await;
+    assert_eq!(
+        r.status().generation,
+        1,
+        "a second start made a second device"
+    );
+    assert_eq!(r.app().builds.get(), 1);
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_forced_recovery_starts_at_once_and_rebuilds_everything_once() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let before = r.status().live;
+    r.force_recovery();
+    // Coalesced: the recovery under way absorbs these.
+    r.force_recovery();
+    r.force_recovery();
+    wait_state(&r, "running", 2).await;
+    TimeoutFuture::new(300).await;
+    let status = r.status();
+    assert_eq!(status.generation, 2);
+    assert_eq!(status.recoveries, 1);
+    assert_eq!(status.live, before, "counts back to the same baseline");
+    let timings = status.last_init.unwrap();
+    assert!(timings.recovery);
+    assert!(
+        timings.wait_ms < 50.0,
+        "the attempt waited {} ms",
+        timings.wait_ms
+    );
+    assert!(timings.to_picture_ms > 0.0);
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn stop_during_a_recovery_wins() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.force_recovery();
+    r.stop();
+    TimeoutFuture::new(800).await;
+    let status = r.status();
+    assert_eq!(status.state.as_str(), "stopped");
+    assert!(!status.loop_alive);
+    assert_eq!(status.live.objects, 0, "{status:?}");
+    let frames = r.app().frames.get();
+    TimeoutFuture::new(200).await;
+    assert_eq!(r.app().frames.get(), frames);
+}
+
+#[wasm_bindgen_test]
+async fn calls_from_inside_a_frame_are_handled_after_it() {
+    let r = runtime();
+    let inner = r.clone();
+    *r.app().on_frame.borrow_mut() = Some(Box::new(move |frame| {
+        let status = inner.status();
+        assert_eq!(status.state.as_str(), "running");
+        if frame == 5 {
+            inner.force_recovery();
+        }
+        if frame == 15 {
+            inner.stop();
+        }
+    }));
+    let errors = page_errors();
+    r.start();
+    wait_until("the stop from frame 15", || {
+        r.status().state.as_str() == "stopped"
+    })
+    .await;
+    let status = r.status();
+    assert_eq!(status.generation, 2);
+    assert_eq!(status.recoveries, 1);
+    assert_eq!(status.live.objects, 0);
+    assert_eq!(errors.count.get(), 0);
+    r.app().on_frame.borrow_mut().take();
+}
+
+#[wasm_bindgen_test]
+async fn a_loss_during_build_recovers() {
+    let r = runtime();
+    r.app().destroy_in_build.set(1);
+    r.start();
+    wait_state(&r, "running", 2).await;
+    assert_eq!(r.app().builds.get(), 2);
+    assert_eq!(
+        r.status().live.objects,
+        1,
+        "the first build's objects were released"
+    );
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_browser_without_adapter_info_still_starts() {
+    let hide = js_sys::Function::new_no_args(
+        "const d = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'info'); \
+         delete GPUAdapter.prototype.info; return d;",
+    );
+    let descriptor = hide.call0(&JsValue::NULL).unwrap();
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let adapter = r.status().adapter;
+    js_sys::Function::new_with_args(
+        "d",
+        "Object.defineProperty(GPUAdapter.prototype, 'info', d);",
+    )
+    .call1(&JsValue::NULL, &descriptor)
+    .unwrap();
+    assert!(adapter.contains("adapter"), "{adapter}");
+    r.stop();
+}
+
+/// The page's visibility, overridden for the test (a headless page cannot be
+/// hidden for real): `document.visibilityState` and a `visibilitychange` event.
+fn set_page_hidden(hidden: bool) {
+    js_sys::Function::new_with_args(
+        "hidden",
+        "if (hidden) { Object.defineProperty(document, 'visibilityState', { get: () => 'hidden', configurable: true }); } \
+         else { delete document.visibilityState; } \
+         document.dispatchEvent(new Event('visibilitychange'));",
+    )
+    .call1(&JsValue::NULL, &hidden.into())
+    .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_loss_while_hidden_waits_for_the_page_to_show() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    set_page_hidden(true);
+    r.force_recovery();
+    TimeoutFuture::new(600).await;
+    let status = r.status();
+    set_page_hidden(false);
+    assert_eq!(status.state.as_str(), "lost", "{status:?}");
+    assert_eq!(status.generation, 1, "a device was requested while hidden");
+    wait_state(&r, "running", 2).await;
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn dropping_the_runtime_cancels_its_animation_frame() {
+    let errors = page_errors();
+    {
+        let r = runtime();
+        r.start();
+        wait_state(&r, "running", 1).await;
+    }
+    TimeoutFuture::new(300).await;
+    assert_eq!(errors.count.get(), 0, "a freed closure was called");
+}
+
+#[wasm_bindgen_test]
+async fn a_frame_that_throws_through_wasm_is_reported_and_its_scopes_popped() {
+    let r = runtime();
+    // A raw binding that does not catch, given a bad argument: the exception
+    // crosses the WebAssembly frames and no destructor runs.
+    *r.app().on_frame.borrow_mut() = Some(Box::new(|frame| {
+        if frame == 4 {
+            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+            raw.submit(&[]);
+        }
+    }));
+    r.start();
+    wait_until("the thrown frame", || r.status().frames_thrown == 1).await;
+    wait_until("more frames", || r.app().frames.get() > 10).await;
+    let status = r.status();
+    assert_eq!(status.state.as_str(), "running");
+    assert!(status.net.other >= 1, "{:?}", status.net);
+    r.stop();
+}
