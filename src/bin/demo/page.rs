@@ -244,7 +244,16 @@ pub async fn run() {
     }
     let size = (canvas.width(), canvas.height());
     let app = Rc::new(DemoApp::new(scene, still, size, ladder));
-    let runtime = Runtime::new(app.clone(), canvas.clone(), RuntimeOptions::default());
+    let mut options = RuntimeOptions::default();
+    // `?crashwindow=MS`: what "soon after the first frame" means for the crash-loop
+    // fallback (0 turns it off; the end-to-end suite crashes on purpose, quickly).
+    if let Some(window_ms) = get("crashwindow").and_then(|v| v.parse::<u64>().ok()) {
+        options.supervisor.crash_loop_window_ms = window_ms;
+        if window_ms == 0 {
+            options.supervisor.crash_loop_deaths = u32::MAX;
+        }
+    }
+    let runtime = Runtime::new(app.clone(), canvas.clone(), options);
     if let Some(level) = get("level").as_deref().and_then(DiagnosticsLevel::parse) {
         runtime.set_level(level);
     }
