@@ -50,6 +50,12 @@ if ! wasm-opt --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
   mkdir -p "$ROOT/.tools"
   npm install --prefix "$ROOT/.tools" --no-audit --no-fund --silent "binaryen@$BINARYEN_VERSION"
 fi
+# Next to trunk, so that a plain `trunk serve` / `trunk build --release` in any
+# shell finds it (trunk is offline and never downloads it).
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+if [ "$(readlink "$CARGO_BIN/wasm-opt" 2>/dev/null)" != "$ROOT/.tools/node_modules/.bin/wasm-opt" ]; then
+  ln -sf "$ROOT/.tools/node_modules/.bin/wasm-opt" "$CARGO_BIN/wasm-opt"
+fi
 
 if [ ! -f "$ROOT/www/scene.bin" ]; then
   (cd "$ROOT" && cargo run -q --example make_scene)

@@ -79,6 +79,14 @@ pub struct Line {
 
 const RECENT_LINES: usize = 64;
 
+impl std::fmt::Debug for FaultLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultLog")
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
 /// Counts, limits, formats and forwards faults.
 pub struct FaultLog {
     limiter: RateLimiter,

@@ -20,12 +20,14 @@
 //! Everything that needs no browser is plain Rust and is tested on the host; the
 //! browser layer lives in [`web`] and only builds for `wasm32`.
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 pub mod backoff;
 pub mod fault;
 pub mod fault_log;
 pub mod formats;
 pub mod ledger;
-pub mod math;
 pub mod payload;
 pub mod rate_limit;
 pub mod sanitize;

@@ -35,7 +35,7 @@ pub trait TelemetrySink {
 }
 
 /// A sink that keeps events in memory (for tests and for a page's own panel).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct MemorySink {
     events: std::cell::RefCell<Vec<TelemetryEvent>>,
 }
@@ -77,6 +77,16 @@ pub struct Telemetry {
     sent: u64,
     held_back: u64,
     sink_failures: u64,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry")
+            .field("groups", &self.groups.len())
+            .field("sent", &self.sent)
+            .field("held_back", &self.held_back)
+            .finish()
+    }
 }
 
 impl Default for Telemetry {

@@ -3,16 +3,13 @@
 //! Run by `scripts/test` after `trunk build --release`.
 #![cfg(not(target_arch = "wasm32"))]
 
-#[path = "support/browser.rs"]
-mod browser;
-
 use std::time::{Duration, Instant};
 
-use browser::{launch, new_profile, root, Chromedriver, Flags, Profile, Server};
+use webgpu_guard_harness::{launch, new_profile, root, Chromedriver, Flags, Profile, Server};
 
 use serde_json::{json, Value};
 use thirtyfour::prelude::*;
-use webgpu_guard::math;
+use webgpu_guard_demo::math;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -110,6 +107,30 @@ impl Session {
     }
 
     /// The canvas as RGBA pixels.
+    /// An element's pixels, from a screenshot.
+    async fn element_image(&self, id: &str) -> Result<Image, Box<dyn std::error::Error>> {
+        let png_bytes = self
+            .driver
+            .find(By::Id(id))
+            .await?
+            .screenshot_as_png()
+            .await?;
+        let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+        let mut reader = decoder.read_info()?;
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf)?;
+        let channels = info.color_type.samples();
+        let mut rgba = Vec::with_capacity((info.width * info.height * 4) as usize);
+        for px in buf[..info.buffer_size()].chunks(channels) {
+            rgba.extend_from_slice(&[px[0], px[1], px[2], if channels == 4 { px[3] } else { 255 }]);
+        }
+        Ok(Image {
+            width: info.width,
+            height: info.height,
+            rgba,
+        })
+    }
+
     async fn canvas(&self) -> Result<Image, Box<dyn std::error::Error>> {
         // The HUD is HTML over the canvas whose numbers change: blank its rectangle.
         let hud = self
@@ -123,26 +144,7 @@ impl Session {
             .as_array()
             .map(|a| a.iter().filter_map(|v| v.as_f64()).collect())
             .unwrap_or_default();
-        let png_bytes = self
-            .driver
-            .find(By::Id("scene"))
-            .await?
-            .screenshot_as_png()
-            .await?;
-        let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
-        let mut reader = decoder.read_info()?;
-        let mut buf = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buf)?;
-        let channels = info.color_type.samples();
-        let mut rgba = Vec::with_capacity((info.width * info.height * 4) as usize);
-        for px in buf[..info.buffer_size()].chunks(channels) {
-            rgba.extend_from_slice(&[px[0], px[1], px[2], if channels == 4 { px[3] } else { 255 }]);
-        }
-        let mut image = Image {
-            width: info.width,
-            height: info.height,
-            rgba,
-        };
+        let mut image = self.element_image("scene").await?;
         if let [left, top, right, bottom] = rect[..] {
             let clamp = |v: f64, max: u32| (v.max(0.0) as u32).min(max);
             for y in clamp(top.floor(), image.height)..clamp(bottom.ceil() + 1.0, image.height) {
@@ -449,6 +451,82 @@ async fn orbit_drag_and_wheel_change_the_picture() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_console_input_gets_a_usage_line_and_changes_nothing() -> TestResult {
+    let s = session(Flags::WebGpu).await?;
+    s.open("?still").await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.canvas().await?;
+    for call in [
+        "gpuFault(42)",
+        "gpuFault()",
+        "gpuFault(null)",
+        "gpuFault({})",
+        "gpuFault('meltdown')",
+        "gpuDebug(42)",
+        "gpuDebug()",
+        "gpuDebug('loud')",
+        "gpuCamera('a', null)",
+        "gpuCamera()",
+        "gpuCamera(NaN, 1, 10)",
+        "gpuCamera(1, Infinity, 10)",
+        "gpuCamera(1, 1, '12')",
+        "gpuCamera({}, [], true)",
+    ] {
+        let answer = s.eval(&format!("return String(window.{call})")).await?;
+        let text = answer.as_str().unwrap_or_default().to_string();
+        assert!(text.starts_with("usage:"), "{call} answered {answer}");
+        assert!(!text.contains('\n'), "{call}: more than one line");
+    }
+    let after = s.wait_running(1).await?;
+    assert_eq!(after["camera"], before["camera"], "the camera moved");
+    assert_eq!(after["level"], before["level"]);
+    assert_eq!(after["errors"], before["errors"]);
+    let image_after = s.canvas().await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_after, "console"),
+        0,
+        "the picture changed"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash() -> TestResult {
+    let s = session(Flags::WebGpuCrashes).await?;
+    s.driver.goto(s.server.url("particles/index.html")).await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.element_image("canvas").await?;
+    let lit = image_before
+        .rgba
+        .chunks(4)
+        .filter(|p| p[0] > 60 || p[1] > 60 || p[2] > 60)
+        .count();
+    assert!(lit > 10_000, "the compute pass drew only {lit} pixels");
+    s.eval("window.matarGPU(); return true").await?;
+    let after = s.wait_running(2).await?;
+    assert_eq!(after["liveBytes"], before["liveBytes"]);
+    let image_after = s.element_image("canvas").await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_after, "particles-matar"),
+        0,
+        "the recomputed field differs after matarGPU()"
+    );
+    s.crash_gpu_process().await?;
+    s.wait_running(3).await?;
+    let image_crash = s.element_image("canvas").await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_crash, "particles-crash"),
+        0,
+        "the recomputed field differs after a GPU-process crash"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mata_gpu_recovers_the_identical_picture() -> TestResult {
     let s = session(Flags::WebGpu).await?;
     s.open("?still").await?;
@@ -638,7 +716,8 @@ async fn fault_buttons_show_in_the_hud_and_the_console() -> TestResult {
     assert!(
         errors
             .iter()
-            .any(|l| l.contains("on \"injected-bad-shader\"") && l.contains("injected-bad-shader:4:")),
+            .any(|l| l.contains("on \"injected-bad-shader\"")
+                && l.contains("injected-bad-shader:4:")),
         "{errors:?}"
     );
 

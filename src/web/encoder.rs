@@ -1,5 +1,5 @@
 //! Command encoders, passes and submission through bindings that catch: a
-//! malformed argument comes back as a [`FaultKind::Exception`] fault naming the
+//! malformed argument comes back as a [`crate::FaultKind::Exception`] fault naming the
 //! encoder and the Rust call site, so every guard still pops.
 //!
 //! A pass that is dropped without [`RenderPass::end`] (an early `?`) is ended on

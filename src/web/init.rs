@@ -174,6 +174,7 @@ impl std::fmt::Debug for Gpu {
 }
 
 /// What a `Gpu` is made of.
+#[derive(Debug)]
 pub struct GpuParts {
     /// The adapter's description.
     pub adapter_name: String,

@@ -10,6 +10,8 @@ use crate::web::js::enum_str;
 
 /// Keeps a `lost` watcher armed; dropping it disarms the callback (the promise
 /// itself cannot be unsubscribed from).
+#[must_use = "the watcher is disarmed when dropped"]
+#[derive(Debug)]
 pub struct LostWatch {
     armed: Rc<Cell<bool>>,
 }

@@ -171,6 +171,7 @@ impl<A: App> Inner<A> {
                 resources_ms: t4 - t3,
                 to_first_frame_ms: 0.0,
                 to_picture_ms: 0.0,
+                first_frame_at_ms: 0.0,
                 recovery,
             },
             t0,

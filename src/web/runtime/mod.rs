@@ -1,9 +1,9 @@
 //! The runtime: runs an [`App`] on a canvas. Every decision about start, stop,
 //! loss and retry is the pure [`Supervisor`]'s; this module reports events to it
 //! and carries out its [`Command`]s:
-//! * [`init_sequence`]: one idempotent init attempt (adapter, device, loss watcher
+//! * `init_sequence`: one idempotent init attempt (adapter, device, loss watcher
 //!   and net armed before the canvas is configured, resources);
-//! * [`frame_loop`]: the animation-frame loop, each frame inside a frame scope;
+//! * `frame_loop`: the animation-frame loop, each frame inside a frame scope;
 //! * [`status`]: the snapshot `gpuStatus()` reads.
 //!
 //! Events are queued: a call made from inside a frame, a `build` or a fallback
@@ -545,6 +545,7 @@ impl<A: App> Inner<A> {
             if let Some((mut timings, t0)) = this.pending_timing.take() {
                 timings.to_first_frame_ms = now - t0;
                 timings.to_picture_ms = now - this.trigger_ms.get();
+                timings.first_frame_at_ms = now;
                 if !timings.recovery {
                     this.cold_start.set(Some(timings));
                 }

@@ -22,6 +22,8 @@ pub struct InitTimings {
     pub to_first_frame_ms: f64,
     /// From the trigger to the first frame submitted (the wait included).
     pub to_picture_ms: f64,
+    /// When the first frame was submitted (`performance.now()`, milliseconds).
+    pub first_frame_at_ms: f64,
     /// Whether this was a recovery (not the first start).
     pub recovery: bool,
 }

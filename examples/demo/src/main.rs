@@ -2,18 +2,9 @@
 //! buttons and `window.matarGPU()`. Built by trunk from `www/index.html`.
 
 #[cfg(target_arch = "wasm32")]
-mod camera;
-#[cfg(target_arch = "wasm32")]
-mod mesh;
-#[cfg(target_arch = "wasm32")]
-mod page;
-#[cfg(target_arch = "wasm32")]
-mod scene;
-
-#[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
-    wasm_bindgen_futures::spawn_local(page::run());
+    wasm_bindgen_futures::spawn_local(webgpu_guard_demo::page::run());
 }
 
 #[cfg(not(target_arch = "wasm32"))]

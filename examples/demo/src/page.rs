@@ -15,6 +15,7 @@ use webgpu_guard::web::runtime::{RuntimeOptions, Status};
 use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
 
 use crate::camera::{Gesture, GestureStep};
+use crate::console_args::{self, Arg};
 use crate::scene::{DemoApp, SceneData};
 
 /// A WGSL module with a deliberate error (and a non-ASCII comment, so the caret
@@ -99,6 +100,10 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
         set(&j, "configureMs", t.configure_ms.into());
         set(&j, "resourcesMs", t.resources_ms.into());
         set(&j, "toFirstFrameMs", t.to_first_frame_ms.into());
+        set(&j, "waitMs", t.wait_ms.into());
+        set(&j, "toPictureMs", t.to_picture_ms.into());
+        set(&j, "firstFrameAtMs", t.first_frame_at_ms.into());
+        set(&j, "recovery", t.recovery.into());
         JsValue::from(j)
     };
     set(
@@ -283,19 +288,23 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     status.forget();
 
     let r = runtime.clone();
+    let levels: Vec<&'static str> = DiagnosticsLevel::ALL.iter().map(|l| l.as_str()).collect();
     let debug =
-        Closure::<dyn Fn(String) -> JsValue>::new(
-            move |level: String| match DiagnosticsLevel::parse(&level) {
+        Closure::<dyn Fn(JsValue) -> JsValue>::new(move |level: JsValue| match console_args::word(
+            "gpuDebug",
+            &arg(&level),
+            &levels,
+        ) {
+            Ok(word) => match DiagnosticsLevel::parse(word) {
                 Some(level) => {
                     r.set_level(level);
                     log::info(&format!("diagnostics level: {}", level.as_str()));
                     JsValue::TRUE
                 }
-                None => {
-                    JsValue::from_str("use \"off\", \"phases\", \"attributed\" or \"per-call\"")
-                }
+                None => JsValue::FALSE,
             },
-        );
+            Err(usage) => JsValue::from_str(&usage),
+        });
     expose("gpuDebug", debug.as_ref().unchecked_ref());
     debug.forget();
 
@@ -311,20 +320,57 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     ledger.forget();
 
     let r = runtime.clone();
-    let camera =
-        Closure::<dyn Fn(f32, f32, f32)>::new(move |yaw: f32, pitch: f32, distance: f32| {
-            let mut camera = r.app().camera.borrow_mut();
-            camera.yaw = yaw;
-            camera.pitch = pitch.clamp(0.05, 1.45);
-            camera.distance = distance.clamp(4.0, 60.0);
-        });
+    let camera = Closure::<dyn Fn(JsValue, JsValue, JsValue) -> JsValue>::new(
+        move |yaw: JsValue, pitch: JsValue, distance: JsValue| match console_args::camera(
+            &arg(&yaw),
+            &arg(&pitch),
+            &arg(&distance),
+        ) {
+            Ok((yaw, pitch, distance)) => match r.app().camera.try_borrow_mut() {
+                Ok(mut camera) => {
+                    camera.yaw = yaw;
+                    camera.pitch = pitch;
+                    camera.distance = distance;
+                    JsValue::TRUE
+                }
+                Err(_) => JsValue::from_str("the camera is busy; try again"),
+            },
+            Err(usage) => JsValue::from_str(&usage),
+        },
+    );
     expose("gpuCamera", camera.as_ref().unchecked_ref());
     camera.forget();
 
     let r = runtime.clone();
-    let fault = Closure::<dyn Fn(String) -> JsValue>::new(move |kind: String| inject(&r, &kind));
+    let fault = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |kind: JsValue| {
+        match console_args::word("gpuFault", &arg(&kind), &FAULT_KINDS) {
+            Ok(kind) => inject(&r, kind),
+            Err(usage) => JsValue::from_str(&usage),
+        }
+    });
     expose("gpuFault", fault.as_ref().unchecked_ref());
     fault.forget();
+}
+
+/// What `gpuFault` accepts.
+const FAULT_KINDS: [&str; 5] = ["validation", "storm", "stop", "shader", "oom"];
+
+/// A console argument, reduced to what the checks need.
+fn arg(value: &JsValue) -> Arg {
+    if value.is_undefined() {
+        Arg::Missing
+    } else if let Some(number) = value.as_f64() {
+        Arg::Number(number)
+    } else if let Some(text) = value.as_string() {
+        Arg::Text(text)
+    } else if value.is_null() {
+        Arg::Other("null".into())
+    } else {
+        Arg::Other(format!(
+            "a value of type {}",
+            value.js_typeof().as_string().unwrap_or_default()
+        ))
+    }
 }
 
 fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {

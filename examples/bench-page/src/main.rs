@@ -1,17 +1,7 @@
 //! The benchmark page: measures what the guards cost, side by side in one run, on
 //! real WebGPU. `scripts/bench` builds it, drives it in headless Chromium and prints
-//! the table (`examples/bench.rs`). Results land in `window.benchResults` (JSON).
+//! the table (`tests/harness/src/bin/bench.rs`). Results land in `window.benchResults` (JSON).
 
-#[cfg(target_arch = "wasm32")]
-#[path = "../demo/camera.rs"]
-#[allow(dead_code)]
-mod camera;
-#[cfg(target_arch = "wasm32")]
-#[path = "../demo/mesh.rs"]
-mod mesh;
-#[cfg(target_arch = "wasm32")]
-#[path = "../demo/scene.rs"]
-mod scene;
 #[cfg(target_arch = "wasm32")]
 mod startup;
 

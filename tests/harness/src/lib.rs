@@ -1,7 +1,8 @@
 //! The browser harness shared by the end-to-end tests and the benchmark runner:
 //! a static server, chromedriver in its own process group, headless Chromium with
 //! WebGPU on SwiftShader. Everything is torn down on `Drop`.
-#![allow(dead_code)]
+
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 
-/// The crate root.
+/// The workspace root (this crate lives in `tests/harness`).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.join("../..").canonicalize().unwrap_or(here)
 }
 
 /// A static file server for a build folder, stopped on drop.

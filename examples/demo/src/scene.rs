@@ -3,6 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 
+use crate::math;
 use web_sys::{
     GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout,
     GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout,
@@ -16,7 +17,6 @@ use web_sys::{
     GpuVertexAttribute, GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState, GpuVertexStepMode,
 };
 use webgpu_guard::fault::Fault;
-use webgpu_guard::math;
 use webgpu_guard::payload::{f32_bytes, Payload};
 use webgpu_guard::web::alloc::{
     COPY_DST, INDEX, RENDER_ATTACHMENT, STAGE_FRAGMENT, STAGE_VERTEX, TEXTURE_BINDING, UNIFORM,

@@ -1,6 +1,6 @@
 //! The orbit camera: plain Rust state, outside every GPU object.
 
-use webgpu_guard::math::{self, Mat4, Vec3};
+use crate::math::{self, Mat4, Vec3};
 
 /// Yaw, pitch and distance around a target.
 #[derive(Clone, Copy, Debug, PartialEq)]

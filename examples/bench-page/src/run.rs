@@ -14,8 +14,8 @@ use webgpu_guard::web::js::{describe, now_ms, nullable};
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{init, ErrorNet, GuardedDevice, Runtime, TextureSpec};
 
-use crate::scene::{DemoApp, SceneData};
 use crate::startup::{self, Strategy};
+use webgpu_guard_demo::scene::{DemoApp, SceneData};
 
 const REPEATS: usize = 7;
 
