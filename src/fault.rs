@@ -150,11 +150,12 @@ impl Fault {
         self
     }
 
-    /// The object label for telemetry and attribution: the label the library knows
-    /// (recorded at the origin); the message text is only a fallback, for engines
-    /// that quote labels (Dawn's `[Buffer "label"]`).
+    /// The label telemetry groups by: the object label the library knows
+    /// (recorded at the origin); else a label the message quotes (Dawn writes
+    /// `[Buffer "label"]`, wgpu quotes none); else the phase the fault was caught
+    /// in, which the library always knows for scoped faults.
     pub fn label_for_grouping(&self) -> Option<String> {
-        self.object_label()
+        self.object_label().or_else(|| self.origin.phase.clone())
     }
 
     /// Sets the phase label.
@@ -323,6 +324,25 @@ mod tests {
             Some("probe".into())
         );
         assert_eq!(label_in_message("[unterminated"), None);
+    }
+
+    #[test]
+    fn grouping_never_depends_on_the_engine_quoting_labels() {
+        // Dawn quotes the label; wgpu (Firefox) does not: the library's own
+        // knowledge wins, and a phase stands in when nothing else is known.
+        let dawn = "Invalid [Texture \"tex-lbl\"] usage";
+        let wgpu = "Invalid usage flags TextureUsages(0x0)";
+        let known = |m: &str| Fault::new(FaultKind::Validation, m).on_object("tex-lbl");
+        assert_eq!(
+            known(dawn).label_for_grouping(),
+            known(wgpu).label_for_grouping()
+        );
+        let phased = Fault::new(FaultKind::Validation, wgpu).in_phase("textures");
+        assert_eq!(phased.label_for_grouping().as_deref(), Some("textures"));
+        assert_eq!(
+            Fault::new(FaultKind::Validation, wgpu).label_for_grouping(),
+            None
+        );
     }
 
     #[test]

@@ -94,9 +94,76 @@ fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
     (start, end.max(start))
 }
 
+/// The position a compiler wrote into its message text (naga, in Firefox:
+/// `┌─ wgsl:LINE:COLUMN`), as (line, character column), 1-based.
+pub fn position_in_text(message: &str) -> Option<(u32, u32)> {
+    let mut rest = message;
+    while let Some(at) = rest.find("wgsl:") {
+        let after = &rest[at + 5..];
+        let mut parts = after.splitn(3, ':');
+        let line = parts.next().and_then(|l| l.parse::<u32>().ok());
+        let column = parts.next().map(|c| {
+            c.chars()
+                .take_while(|ch| ch.is_ascii_digit())
+                .collect::<String>()
+        });
+        if let (Some(line), Some(column)) = (line, column.and_then(|c| c.parse::<u32>().ok())) {
+            if line > 0 && column > 0 {
+                return Some((line, column));
+            }
+        }
+        rest = after;
+    }
+    None
+}
+
+/// Whether the structured fields are the placeholder some engines give (line 1,
+/// column 1, offset 0, length 0) while the text names another position.
+fn placeholder_position(msg: &CompilationMessage) -> Option<(u32, u32)> {
+    let placeholder = msg.line_num <= 1 && msg.line_pos <= 1 && msg.offset == 0 && msg.length == 0;
+    position_in_text(&msg.message).filter(|_| placeholder)
+}
+
+/// Locates a (line, character column) position: the byte where it starts.
+fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> {
+    let mut line_start = 0usize;
+    for _ in 1..line {
+        line_start = source[line_start..]
+            .find('\n')
+            .map(|i| line_start + i + 1)?;
+    }
+    let line_end = source[line_start..]
+        .find('\n')
+        .map(|i| line_start + i)
+        .unwrap_or(source.len());
+    let offset = source[line_start..line_end]
+        .char_indices()
+        .nth(column.saturating_sub(1) as usize)
+        .map(|(i, _)| i)
+        .unwrap_or(line_end - line_start);
+    Some(line_start + offset)
+}
+
 /// Finds a message in `source`: by `offset` when it lands inside the source, else by
-/// `line_num`/`line_pos`. `None` for messages without a position (line 0).
+/// `line_num`/`line_pos`, else (when the structured fields are only a placeholder)
+/// by the position written in the message text. `None` for messages without a
+/// position (line 0).
 pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
+    if let Some((line, column)) = placeholder_position(msg) {
+        let start_byte = byte_of_char_position(source, line, column)?;
+        let (line_start, line_end) = line_bounds(source, start_byte);
+        let token_len = source[start_byte..line_end]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .count()
+            .max(1);
+        return Some(Location {
+            line,
+            column: source[line_start..start_byte].chars().count() as u32 + 1,
+            line_bytes: (line_start, line_end),
+            caret_len: token_len,
+        });
+    }
     if msg.line_num == 0 {
         return None;
     }
@@ -145,10 +212,21 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     })
 }
 
+/// The first non-empty line of a compiler message: naga (Firefox) starts with a
+/// line break and appends its own source excerpt, which the caret replaces.
+pub fn headline(message: &str) -> &str {
+    message
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("")
+}
+
 /// Formats one message: header, source line, caret underline.
 pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> String {
+    let text = headline(&msg.message);
     match locate(source, msg) {
-        None => format!("{label}: {}: {}", msg.kind.as_str(), msg.message),
+        None => format!("{label}: {}: {}", msg.kind.as_str(), text),
         Some(loc) => {
             let line_text = &source[loc.line_bytes.0..loc.line_bytes.1];
             let pad: String = line_text
@@ -161,7 +239,7 @@ pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> St
                 loc.line,
                 loc.column,
                 msg.kind.as_str(),
-                msg.message,
+                text,
                 line_text,
                 pad,
                 "^".repeat(loc.caret_len)
@@ -220,6 +298,47 @@ impl fmt::Display for ShaderDiagnostics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Real messages for `let x: f32 = ;` on line 3 (column 16 in characters).
+    const SOURCE: &str = "@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = ;\n}\n";
+    /// Firefox 153 (naga): the text repeats the position and an excerpt.
+    const NAGA: &str = "\nShader 'm' parsing error: expected expression, found \";\"\n  ┌─ wgsl:3:16\n  │\n3 │   let x: f32 = ;\n  │                ^ expected expression\n\n";
+    /// Chromium 156 (Tint).
+    const TINT: &str = "missing initializer for 'let' declaration";
+
+    fn message(text: &str, line: u32, pos: u32, offset: u32, length: u32) -> CompilationMessage {
+        CompilationMessage {
+            kind: MessageType::Error,
+            message: text.into(),
+            line_num: line,
+            line_pos: pos,
+            offset,
+            length,
+        }
+    }
+
+    #[test]
+    fn both_engines_messages_point_at_the_same_character() {
+        let tint = format_message("m", SOURCE, &message(TINT, 3, 16, 55, 1));
+        let naga = format_message("m", SOURCE, &message(NAGA, 3, 16, 55, 1));
+        // Naga's placeholder fields: the position comes from its text.
+        let placeholder = format_message("m", SOURCE, &message(NAGA, 1, 1, 0, 0));
+        for text in [&tint, &naga, &placeholder] {
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines[0].starts_with("m:3:16 error: "), "{text}");
+            assert_eq!(lines[1], "    let x: f32 = ;");
+            assert_eq!(lines[2], "                 ^");
+            assert_eq!(lines.len(), 3, "{text}");
+        }
+        assert!(naga
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("expected expression, found \";\""));
+        assert_eq!(position_in_text(NAGA), Some((3, 16)));
+        assert_eq!(position_in_text(TINT), None);
+        assert_eq!(position_in_text("wgsl:0:0 and wgsl:x:1"), None);
+    }
 
     fn msg(kind: MessageType, line: u32, pos: u32, offset: u32, length: u32) -> CompilationMessage {
         CompilationMessage {

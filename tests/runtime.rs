@@ -99,13 +99,21 @@ fn runtime() -> Runtime<ClearApp> {
 
 async fn wait_state(r: &Runtime<ClearApp>, state: &str, generation: u64) {
     let frames = r.app().frames.get();
-    wait_until(&format!("{state} at generation {generation}"), || {
+    for _ in 0..150 {
         let s = r.status();
-        s.state.as_str() == state
+        if s.state.as_str() == state
             && s.generation == generation
             && (state != "running" || r.app().frames.get() > frames + 2)
-    })
-    .await;
+        {
+            return;
+        }
+        TimeoutFuture::new(30).await;
+    }
+    panic!(
+        "timed out waiting for {state} at generation {generation}: {:?}, app frames {}",
+        r.status(),
+        r.app().frames.get()
+    );
 }
 
 /// Counts uncaught errors and unhandled rejections on the page while alive.

@@ -33,11 +33,48 @@ async fn device() -> GuardedDevice {
     GuardedDevice::new(raw)
 }
 
+/// An invalid texture: no usage at all.
+fn bad_texture(d: &GuardedDevice, label: &str) {
+    let desc =
+        web_sys::GpuTextureDescriptor::new(GpuTextureFormat::Rgba8unorm, &[4.into(), 4.into()], 0);
+    desc.set_label(label);
+    let _ = d.raw().create_texture(&desc);
+}
+
 /// An invalid buffer: MAP_READ and MAP_WRITE together are not allowed.
 fn bad_buffer(d: &GuardedDevice, label: &str) {
     let desc = GpuBufferDescriptor::new(16, MAP_READ | MAP_WRITE);
     desc.set_label(label);
     let _ = d.raw().create_buffer(&desc);
+}
+
+thread_local! {
+    static NEXT_ERROR: Cell<u32> = const { Cell::new(0) };
+}
+
+/// One validation error whose message no earlier error on the page repeats:
+/// `queue.writeBuffer` at an offset that is not a multiple of 4, a different
+/// offset each time. (Firefox delivers each distinct uncaptured-error message
+/// once per device.)
+fn distinct_bad_submit(d: &GuardedDevice) {
+    let n = NEXT_ERROR.with(|c| c.replace(c.get() + 1));
+    let offset = 4 * n + 1;
+    let desc = GpuBufferDescriptor::new(offset + 8, COPY_DST);
+    desc.set_label("distinct-target");
+    let buffer = d.raw().create_buffer(&desc).unwrap();
+    d.write_buffer(&buffer, offset, &[1, 2, 3, 4]).unwrap();
+}
+
+/// Whether the engine quotes object labels in its messages (Dawn does, wgpu does
+/// not): what the library knows itself never depends on it.
+fn engine_quotes_labels() -> bool {
+    !is_firefox()
+}
+
+fn is_firefox() -> bool {
+    web_sys::window()
+        .and_then(|w| w.navigator().user_agent().ok())
+        .is_some_and(|ua| ua.contains("Firefox"))
 }
 
 /// rgba32float 8192 x 8192 x 64 = 16 GiB: valid, and refused as out of memory.
@@ -112,12 +149,15 @@ async fn a_scope_captures_a_validation_error_with_its_message() {
     let popped = scope.pop().await;
     let fault = popped.into_fault().expect("a validation error");
     assert_eq!(fault.kind, FaultKind::Validation);
-    assert!(
-        fault.message.contains("bad-usage-buffer"),
+    assert!(!fault.message.is_empty());
+    // A raw call: the library knows no label, only what the message quotes.
+    let expected = engine_quotes_labels().then_some("bad-usage-buffer");
+    assert_eq!(
+        fault.object_label().as_deref(),
+        expected,
         "{}",
         fault.message
     );
-    assert_eq!(fault.object_label().as_deref(), Some("bad-usage-buffer"));
 }
 
 #[wasm_bindgen_test]
@@ -143,11 +183,15 @@ async fn only_the_first_error_of_a_scope_is_reported() {
     let d = device().await;
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "first-bad");
-    bad_buffer(&d, "second-bad");
-    bad_buffer(&d, "third-bad");
+    bad_texture(&d, "second-bad");
+    bad_texture(&d, "third-bad");
     let fault = scope.pop().await.into_fault().unwrap();
-    assert!(fault.message.contains("first-bad"), "{}", fault.message);
-    assert!(!fault.message.contains("second-bad"));
+    // The buffer's error, not a texture's.
+    assert!(
+        !fault.message.to_lowercase().contains("texture"),
+        "{}",
+        fault.message
+    );
     // The other two were discarded, not left for the next scope.
     let next = ScopeSet::push(&d, &[Filter::Validation]);
     assert!(next.pop().await.is_clean());
@@ -227,13 +271,21 @@ async fn assert_stack_balanced(d: &GuardedDevice) {
     );
     let net = ErrorNet::new(Rc::new(Cell::new(0)));
     let _listener = net.install(d.raw());
-    bad_buffer(d, "after-balance-check");
+    distinct_bad_submit(d);
     flush(d).await;
     wait_until("uncaptured error", || net.stats().validation == 1).await;
-    let scope = ScopeSet::push(d, &[Filter::Validation]);
-    bad_buffer(d, "own-error");
-    let own = scope.pop().await.into_fault().unwrap();
-    assert!(own.message.contains("own-error"), "a stale error: {own}");
+    // A fresh scope catches its own error: an out-of-memory one, which nothing
+    // else on this device raised.
+    let scope = ScopeSet::push(d, &[Filter::OutOfMemory]);
+    let desc = web_sys::GpuTextureDescriptor::new(
+        GpuTextureFormat::Rgba32float,
+        &[8192.into(), 8192.into(), 64.into()],
+        TEXTURE_BINDING,
+    );
+    let texture = d.raw().create_texture(&desc).unwrap();
+    let own = scope.pop().await.into_fault().expect("its own error");
+    texture.destroy();
+    assert_eq!(own.kind, FaultKind::OutOfMemory, "a stale error: {own}");
 }
 
 #[wasm_bindgen_test]
@@ -321,7 +373,9 @@ async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
     wait_until("frame fault", || net.stats().validation == 1).await;
     let line = net.recent_lines()[0].clone();
     assert!(line.contains("at frame 7"), "{line}");
-    assert!(line.contains("destroyed-after-recording"), "{line}");
+    if engine_quotes_labels() {
+        assert!(line.contains("destroyed-after-recording"), "{line}");
+    }
 
     // A clean frame reports nothing and leaves the stack balanced.
     let clean = d.begin_frame(9);
@@ -388,12 +442,20 @@ async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
         })
         .await;
     let fault = result.unwrap_err();
-    assert_eq!(fault.origin.object.as_deref(), Some("attributed-bad"));
-    assert_eq!(
-        fault.origin.call_site.map(|s| s.line),
-        Some(bad_line),
-        "{fault}"
-    );
+    assert_eq!(fault.origin.phase.as_deref(), Some("attributed-buffers"));
+    if engine_quotes_labels() {
+        assert_eq!(fault.origin.object.as_deref(), Some("attributed-bad"));
+        assert_eq!(
+            fault.origin.call_site.map(|s| s.line),
+            Some(bad_line),
+            "{fault}"
+        );
+    } else {
+        // Degraded: the message names no object, so the phase is all that is
+        // known; `per-call` names the call on every engine.
+        assert_eq!(fault.origin.object, None, "{fault}");
+        assert_eq!(fault.origin.call_site, None, "{fault}");
+    }
     // The table is per phase: a later phase does not reuse it.
     d.set_level(DiagnosticsLevel::Phases);
     let fault = d
@@ -782,6 +844,8 @@ async fn call_sites_propagate_through_the_public_api() {
 async fn telemetry_groups_by_the_sanitised_label_the_library_knows() {
     let (d, net, events) = device_with_net(raw_device().await);
     net.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
+    // Per call: the library knows which object failed, whatever the engine writes.
+    d.set_level(DiagnosticsLevel::PerCall);
     let _ = d
         .phase("uploads", || {
             d.create_buffer("upload:/home/ana/cat.png", 64, MAP_READ | MAP_WRITE)
@@ -857,13 +921,26 @@ async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
 
 #[wasm_bindgen_test]
 async fn warnings_are_reported_when_compilation_succeeds() {
-    let d = device().await;
+    let (d, net, _) = device_with_net(raw_device().await);
     let source =
         "@compute @workgroup_size(1)\nfn main() {\n  return;\n  let unreachable_here = 1;\n}\n";
     let compiled = d
         .create_shader_module("warns", source, &[])
         .await
         .expect("compiles");
+    if is_firefox() {
+        // Degraded: naga reports no warning for unreachable code.
+        assert!(
+            compiled.diagnostics.is_empty(),
+            "{:?}",
+            compiled.diagnostics
+        );
+        return;
+    }
+    assert_eq!(
+        net.stats().warnings as usize,
+        compiled.diagnostics.messages.len()
+    );
     assert!(
         compiled.diagnostics.count(MessageType::Warning) >= 1,
         "{:?}",
@@ -946,8 +1023,8 @@ async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
     let d = device().await;
     let net = ErrorNet::new(Rc::new(Cell::new(42)));
     let _listener = net.install(d.raw());
-    for i in 0..100 {
-        bad_buffer(&d, &format!("storm-{i}"));
+    for _ in 0..100 {
+        distinct_bad_submit(&d);
     }
     flush(&d).await;
     wait_until("100 errors", || net.stats().validation == 100).await;
@@ -962,7 +1039,27 @@ async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
         lines[5],
         "more than 5 errors in a second, silencing the rest"
     );
-    assert_eq!(net.groups().len(), 100, "grouped by label");
+    // 100 different messages, one label (or none): one group, not 100.
+    let groups = net.groups();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups[0].occurrences, 100);
+}
+
+#[wasm_bindgen_test]
+async fn identical_uncaptured_errors_reach_the_net_as_the_engine_delivers_them() {
+    // Dawn delivers every occurrence; Firefox delivers each distinct message once
+    // per device, upstream of the library. The net counts what arrives.
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let _listener = net.install(d.raw());
+    for i in 0..20 {
+        bad_buffer(&d, &format!("same-{i}"));
+    }
+    flush(&d).await;
+    let expected = if is_firefox() { 1 } else { 20 };
+    wait_until("the errors", || net.stats().validation == expected).await;
+    settle().await;
+    assert_eq!(net.stats().validation, expected);
 }
 
 #[wasm_bindgen_test]
@@ -972,15 +1069,15 @@ async fn a_throwing_telemetry_sink_does_not_break_the_handler() {
     let throws = js_sys::Function::new_no_args("throw new Error('telemetry endpoint down')");
     net.set_sink(Box::new(JsFunctionSink(throws)));
     let _listener = net.install(d.raw());
-    for i in 0..3 {
-        bad_buffer(&d, &format!("sink-{i}"));
+    for _ in 0..3 {
+        distinct_bad_submit(&d);
     }
     flush(&d).await;
     wait_until("3 errors", || net.stats().validation == 3).await;
     let stats = net.stats();
     assert_eq!(stats.sink_failures, 3, "{stats:?}");
     assert_eq!(stats.logged, 3);
-    bad_buffer(&d, "after-the-failures");
+    distinct_bad_submit(&d);
     flush(&d).await;
     wait_until("the handler still works", || net.stats().validation == 4).await;
 }

@@ -127,8 +127,8 @@ impl<A: App> Inner<A> {
             Err(fault) => {
                 let lost = device.is_lost();
                 let fault = device.report(fault);
+                gpu.release();
                 drop(gpu);
-                device.destroy();
                 return fail(if lost {
                     InitFailure::LostDuringInit(fault.to_string())
                 } else {
@@ -150,8 +150,7 @@ impl<A: App> Inner<A> {
         }
         if !commands.contains(&Command::Run { generation }) {
             drop(resources);
-            drop(gpu);
-            device.destroy();
+            gpu.release();
             return;
         }
         let live = Rc::new(Live {

@@ -437,7 +437,7 @@ impl<A: App> Inner<A> {
             }
         });
         if let Some(live) = live {
-            live.gpu.device.destroy();
+            live.gpu.release();
             // Released now, or when a frame still running on it returns.
             drop(live);
         }
