@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks and skips what is already there:
-# the wasm target, Chromium and ChromeDriver (Debian), wasm-bindgen-cli at the
-# version pinned in Cargo.toml, trunk 0.21.14, and wasm-opt (binaryen 132 from npm).
+# the wasm target, Chromium and ChromeDriver, Firefox ESR and Mesa's Vulkan drivers
+# (Debian), wasm-bindgen-cli at the version pinned in Cargo.toml, trunk 0.21.14,
+# geckodriver 0.37.1, and wasm-opt (binaryen 132 from npm).
 # Nothing is downloaded from outside the package registries.
 # Source it: `source scripts/setup.sh`.
 
@@ -10,12 +11,18 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WASM_BINDGEN_VERSION="0.2.130"
 TRUNK_VERSION="0.21.14"
+GECKODRIVER_VERSION="0.37.1"
 BINARYEN_VERSION="132"
 
 export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 export CHROMEDRIVER=/usr/bin/chromedriver
 export CHROMIUM=/usr/bin/chromium
+export FIREFOX=/usr/bin/firefox-esr
+export GECKODRIVER="$HOME/.cargo/bin/geckodriver"
+# Firefox wants a runtime folder; a headless machine may have none.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$ROOT/target/xdg-runtime}"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
 
 say() { echo "[setup] $*" >&2; }
 
@@ -32,6 +39,17 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   say "installing chromium and chromium-driver from Debian"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+if [ ! -x /usr/bin/firefox-esr ] || ! dpkg -s mesa-vulkan-drivers >/dev/null 2>&1; then
+  say "installing firefox-esr and mesa-vulkan-drivers (lavapipe) from Debian"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq firefox-esr mesa-vulkan-drivers >/dev/null
+fi
+
+if ! "$GECKODRIVER" --version 2>/dev/null | grep -q "geckodriver $GECKODRIVER_VERSION"; then
+  say "installing geckodriver $GECKODRIVER_VERSION (about 2 minutes)"
+  cargo install -q geckodriver --version "$GECKODRIVER_VERSION" --locked
 fi
 
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION"; then

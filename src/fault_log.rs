@@ -66,6 +66,8 @@ pub enum Severity {
     Error,
     /// `console.warn`.
     Warning,
+    /// `console.info`.
+    Info,
 }
 
 /// One line to write, decided by the limiter.
@@ -164,6 +166,12 @@ impl FaultLog {
     pub fn record_warning(&mut self, text: &str, now_ms: f64) -> Option<Line> {
         self.stats.warnings += 1;
         self.admit(now_ms, || text.to_string(), Severity::Warning)
+    }
+
+    /// Records a note (a device running again, a retry): not counted as a fault,
+    /// written through the same limiter.
+    pub fn record_note(&mut self, text: &str, now_ms: f64) -> Option<Line> {
+        self.admit(now_ms, || text.to_string(), Severity::Info)
     }
 
     /// Counts one event the browser layer could not process.

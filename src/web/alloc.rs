@@ -21,6 +21,7 @@ use crate::ledger::{EntryId, Ledger, ObjectKind};
 use crate::web::catching::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;
+use crate::web::inject::BuildFault;
 use crate::web::js::enum_str;
 use crate::web::scope::{Filter, ScopeSet};
 
@@ -244,6 +245,33 @@ impl GuardedDevice {
                 format!("a {} needs a label", T::KIND.as_str()),
             )
             .at(site));
+        }
+        let injector = self.context().injector();
+        if injector.is_armed() {
+            match injector.on_creation() {
+                Some(BuildFault::OutOfMemory(_)) => {
+                    return Err(Fault::new(
+                        FaultKind::OutOfMemory,
+                        format!("injected out-of-memory creating a {}", T::KIND.as_str()),
+                    )
+                    .on_object(label)
+                    .at(site))
+                }
+                Some(BuildFault::Throw(_)) => {
+                    let thrown = js_sys::Function::new_no_args(
+                        "throw new TypeError('injected: the call threw')",
+                    )
+                    .call0(&JsValue::NULL)
+                    .err()
+                    .unwrap_or(JsValue::UNDEFINED);
+                    return Err(Fault::from(thrown).on_object(label).at(site));
+                }
+                Some(BuildFault::Lose(_)) => {
+                    AsRef::<crate::web::handle::DeviceHandle>::as_ref(self).mark_injected_loss();
+                    self.destroy();
+                }
+                None => {}
+            }
         }
         let level = self.level();
         if level == DiagnosticsLevel::Attributed && self.in_phase() {

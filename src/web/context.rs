@@ -5,6 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::ledger::Ledger;
+use crate::web::inject::Injector;
 use crate::web::net::ErrorNet;
 
 /// How much scoping the library does, chosen at run time (no rebuild).
@@ -61,6 +62,7 @@ pub struct GuardContext {
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
     net: ErrorNet,
+    injector: Rc<Injector>,
 }
 
 impl GuardContext {
@@ -71,7 +73,13 @@ impl GuardContext {
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
             net,
+            injector: Rc::new(Injector::default()),
         }
+    }
+
+    /// The fault injector (idle unless armed).
+    pub fn injector(&self) -> &Injector {
+        &self.injector
     }
 
     /// The fault sink.

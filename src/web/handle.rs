@@ -14,6 +14,7 @@ use crate::web::context::GuardContext;
 pub struct DeviceHandle {
     raw: GpuDevice,
     lost: Rc<Cell<bool>>,
+    injected_loss: Rc<Cell<bool>>,
     context: GuardContext,
 }
 
@@ -23,6 +24,7 @@ impl DeviceHandle {
         DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
+            injected_loss: Rc::new(Cell::new(false)),
             context,
         }
     }
@@ -45,6 +47,17 @@ impl DeviceHandle {
     /// Records that the device is lost.
     pub fn mark_lost(&self) {
         self.lost.set(true);
+    }
+
+    /// Records that the device's loss was injected (reported as a browser-caused
+    /// loss, reason `unknown`).
+    pub fn mark_injected_loss(&self) {
+        self.injected_loss.set(true);
+    }
+
+    /// Whether the device's loss was injected.
+    pub fn injected_loss(&self) -> bool {
+        self.injected_loss.get()
     }
 }
 

@@ -17,6 +17,7 @@ pub mod encoder;
 pub mod frame;
 pub mod handle;
 pub mod init;
+pub mod inject;
 pub mod js;
 pub mod ladder;
 pub mod log;

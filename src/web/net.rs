@@ -171,6 +171,15 @@ impl ErrorNet {
         write(line);
     }
 
+    /// Writes a note (a device running again, a retry) through the same limiter.
+    pub fn note(&self, text: &str) {
+        let line = match self.log.try_borrow_mut() {
+            Ok(mut log) => log.record_note(text, now_ms()),
+            Err(_) => return self.count_reentrant(),
+        };
+        write(line);
+    }
+
     fn record(&self, fault: &Fault) {
         let line = match self.log.try_borrow_mut() {
             Ok(mut log) => log.record(fault, now_ms()),
@@ -225,6 +234,7 @@ fn write(line: Option<Line>) {
         match line.severity {
             Severity::Error => log::error(&line.text),
             Severity::Warning => log::warn(&line.text),
+            Severity::Info => log::info(&line.text),
         }
     }
 }

@@ -9,6 +9,8 @@ pub mod math;
 pub mod mesh;
 
 #[cfg(target_arch = "wasm32")]
+pub mod chaos_run;
+#[cfg(target_arch = "wasm32")]
 pub mod page;
 #[cfg(target_arch = "wasm32")]
 pub mod scene;

@@ -6,10 +6,10 @@ use std::rc::Rc;
 use gloo_timers::callback::Interval;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Document, GpuBufferDescriptor, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
+use web_sys::{Document, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
 use webgpu_guard::payload::Payload;
 use webgpu_guard::supervisor::Fallback;
-use webgpu_guard::web::alloc::{MAP_READ, MAP_WRITE, RENDER_ATTACHMENT, TEXTURE_BINDING};
+use webgpu_guard::web::alloc::{RENDER_ATTACHMENT, TEXTURE_BINDING};
 use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};
 use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
@@ -17,6 +17,7 @@ use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
 use crate::camera::{Gesture, GestureStep};
 use crate::console_args::{self, Arg};
 use crate::scene::{DemoApp, SceneData};
+use webgpu_guard::chaos::Injection;
 
 /// A WGSL module with a deliberate error (and a non-ASCII comment, so the caret
 /// column conversion shows).
@@ -38,6 +39,16 @@ fn show_fallback(code: &str, message: &str) {
     }
     if let Some(canvas) = element("scene") {
         let _ = canvas.style().set_property("visibility", "hidden");
+    }
+}
+
+/// Hides the fallback and shows the canvas again (after a restart).
+pub(crate) fn hide_fallback() {
+    if let Some(panel) = element("fallback") {
+        let _ = panel.style().set_property("display", "none");
+    }
+    if let Some(canvas) = element("scene") {
+        let _ = canvas.style().set_property("visibility", "visible");
     }
 }
 
@@ -84,6 +95,7 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "level", status.level.as_str().into());
     set(&o, "frameMs", status.frame_ms.into());
     set(&o, "loopAlive", status.loop_alive.into());
+    set(&o, "stalled", status.stalled.into());
     set(
         &o,
         "fallback",
@@ -350,6 +362,63 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     });
     expose("gpuFault", fault.as_ref().unchecked_ref());
     fault.forget();
+
+    let r = runtime.clone();
+    let inject_any = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |spec: JsValue| {
+        let Some(text) = spec.as_string() else {
+            return JsValue::from_str(&format!(
+                "usage: gpuInject(spec) with spec one of {} (e.g. \"oom-in-build:3\", \"storm:1000:500\")",
+                Injection::KINDS.join(", ")
+            ));
+        };
+        match Injection::parse(&text).and_then(|injection| r.inject(injection)) {
+            Ok(()) => JsValue::TRUE,
+            Err(message) => JsValue::from_str(&format!("usage: gpuInject: {message}")),
+        }
+    });
+    expose("gpuInject", inject_any.as_ref().unchecked_ref());
+    inject_any.forget();
+
+    let r = runtime.clone();
+    let start = Closure::<dyn Fn()>::new(move || {
+        hide_fallback();
+        r.start();
+    });
+    expose("gpuStart", start.as_ref().unchecked_ref());
+    start.forget();
+
+    let r = runtime.clone();
+    let scopes = Closure::<dyn Fn() -> js_sys::Promise>::new(move || {
+        let r = r.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            Ok(match r.scope_stack_balanced().await {
+                Some(balanced) => JsValue::from_bool(balanced),
+                None => JsValue::NULL,
+            })
+        })
+    });
+    expose("gpuScopeCheck", scopes.as_ref().unchecked_ref());
+    scopes.forget();
+
+    let r = runtime.clone();
+    let chaos = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
+        move |seed: JsValue, count: JsValue| {
+            let r = r.clone();
+            let checked = console_args::count("gpuChaos", "seed", &arg(&seed), 0, u32::MAX as u64)
+                .and_then(|seed| {
+                    console_args::count("gpuChaos", "count", &arg(&count), 1, 1000)
+                        .map(|count| (seed, count))
+                });
+            wasm_bindgen_futures::future_to_promise(async move {
+                match checked {
+                    Ok((seed, count)) => Ok(crate::chaos_run::run(&r, seed, count as u32).await),
+                    Err(usage) => Ok(JsValue::from_str(&usage)),
+                }
+            })
+        },
+    );
+    expose("gpuChaos", chaos.as_ref().unchecked_ref());
+    chaos.forget();
 }
 
 /// What `gpuFault` accepts.
@@ -377,18 +446,13 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
     let app = runtime.app().clone();
     match kind {
         "storm" => app.storm.set(true),
-        "stop" => app.storm.set(false),
+        "stop" => {
+            app.storm.set(false);
+            runtime.stop_storm();
+        }
         "validation" => {
-            let done = runtime.with_live(|gpu, _| {
-                // Outside every scope and the allocator, on purpose: the net catches it.
-                let desc = GpuBufferDescriptor::new(4, MAP_READ | MAP_WRITE);
-                desc.set_label("injected-invalid-buffer");
-                if let Ok(buffer) = gpu.device.raw().create_buffer(&desc) {
-                    buffer.destroy();
-                }
-            });
-            if done.is_none() {
-                return JsValue::from_str("no running device");
+            if let Err(message) = runtime.inject(Injection::Uncaptured) {
+                return JsValue::from_str(&message);
             }
         }
         "oom" => {
@@ -512,6 +576,9 @@ fn install_hud(runtime: &Runtime<DemoApp>) {
     let mut shown_diagnostics = 0usize;
     let interval = Interval::new(250, move || {
         let status = r.status();
+        if status.state == webgpu_guard::supervisor::DeviceState::Running {
+            hide_fallback();
+        }
         if let Some(hud) = element("hud") {
             hud.set_text_content(Some(&hud_text(&status, r.app())));
             let _ = hud.set_attribute("data-state", status.state.as_str());

@@ -31,6 +31,17 @@ use crate::mesh::{self, Mesh, FLOATS_PER_VERTEX};
 
 /// The scene shader.
 pub const SCENE_WGSL: &str = include_str!("scene.wgsl");
+
+/// The buffer the storm's invalid clears land in.
+const STORM_TARGET_BYTES: u64 = 64 * 1024;
+
+/// The storm's offset in frame `frame`: never a multiple of 4 (so the clear is
+/// invalid), different from frame to frame (so every error has its own message:
+/// Firefox delivers each distinct message once per device).
+fn storm_offset(frame: u64) -> u32 {
+    let slots = STORM_TARGET_BYTES / 4 - 2;
+    (4 * (frame % slots) + 3) as u32
+}
 /// Floats per instance record (48 bytes, the payload's stride).
 pub const RECORD_FLOATS: usize = 12;
 /// The shadow-map sizes tried, largest first.
@@ -372,7 +383,7 @@ impl App for DemoApp {
                     INDEX,
                     &index_bytes(&self.octahedron.indices),
                 )?;
-                let storm_target = d.create_buffer("storm-target", 256, COPY_DST)?;
+                let storm_target = d.create_buffer("storm-target", STORM_TARGET_BYTES, COPY_DST)?;
                 Ok((
                     globals,
                     instances,
@@ -524,7 +535,7 @@ impl App for DemoApp {
             // stays valid: validated at submit, inside the frame scope.
             let bad = device.create_command_encoder("storm-encoder")?;
             bad.raw()
-                .clear_buffer_with_u32_and_u32(&r.storm_target, 3, 4);
+                .clear_buffer_with_u32_and_u32(&r.storm_target, storm_offset(info.number), 4);
             device.submit(&[bad.finish()?])?;
         }
         Ok(())

@@ -216,6 +216,7 @@ pub fn run() {
         set("liveObjects", (s.live.objects as f64).into());
         set("liveBytes", (s.live.bytes as f64).into());
         set("loopAlive", s.loop_alive.into());
+        set("stalled", s.stalled.into());
         o.into()
     });
     expose("gpuStatus", status.as_ref());

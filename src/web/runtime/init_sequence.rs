@@ -11,7 +11,6 @@ use crate::supervisor::{Command, Event, InitFailure};
 use crate::web::device::GuardedDevice;
 use crate::web::init::{self, Gpu, GpuParts};
 use crate::web::js::now_ms;
-use crate::web::log;
 use crate::web::lost::watch_lost;
 
 use super::{App, InitTimings, Initializing, Inner, Live};
@@ -26,7 +25,7 @@ impl<A: App> Inner<A> {
             .map(|s| s.generation() > 0)
             .unwrap_or(false);
         let fail = |failure: InitFailure| {
-            log::warn(&format!(
+            this.context.net().note(&format!(
                 "init attempt {attempt} failed: {}",
                 failure.describe()
             ));
@@ -68,8 +67,14 @@ impl<A: App> Inner<A> {
         let watched = device.clone();
         let lost = watch_lost(&raw, move |reason, message| {
             watched.mark_lost();
+            let handle: &crate::web::handle::DeviceHandle = watched.as_ref();
+            let reason = if handle.injected_loss() {
+                crate::supervisor::LossReason::Unknown
+            } else {
+                reason
+            };
             if let Some(runtime) = weak.upgrade() {
-                log::warn(&format!(
+                runtime.context.net().note(&format!(
                     "device {generation} lost (reason {}): {message}",
                     reason.as_str()
                 ));
@@ -175,7 +180,7 @@ impl<A: App> Inner<A> {
             },
             t0,
         )));
-        log::info(&format!(
+        this.context.net().note(&format!(
             "device generation {generation} running ({})",
             this.adapter
                 .try_borrow()

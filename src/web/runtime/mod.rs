@@ -25,12 +25,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
+use crate::chaos::Injection;
 use crate::fault::{Fault, FaultKind};
 use crate::supervisor::{Command, Event, Fallback, Supervisor, SupervisorOptions};
 use crate::web::context::{DiagnosticsLevel, GuardContext};
 use crate::web::init::{Gpu, InitOptions};
+use crate::web::inject::BuildFault;
 use crate::web::js::now_ms;
-use crate::web::log;
 use crate::web::net::ErrorNet;
 
 use frame_loop::FrameLoop;
@@ -109,7 +110,16 @@ struct Inner<A: App> {
     last_init: Cell<Option<InitTimings>>,
     pending_timing: Cell<Option<(InitTimings, f64)>>,
     visibility: RefCell<Option<Closure<dyn Fn()>>>,
+    last_tick_ms: Cell<f64>,
+    lose_after: Cell<Option<u32>>,
+    storm: RefCell<Option<gloo_timers::callback::Interval>>,
+    stalled: Cell<bool>,
+    watchdog: RefCell<Option<gloo_timers::callback::Interval>>,
 }
+
+/// How long a running, visible page may go without an animation frame before
+/// the stall is reported.
+const STALL_MS: f64 = 2000.0;
 
 /// Runs an [`App`]; cheap to clone. Dropping the last clone cancels the pending
 /// animation frame and timer.
@@ -179,6 +189,11 @@ impl<A: App> Runtime<A> {
                 last_init: Cell::new(None),
                 pending_timing: Cell::new(None),
                 visibility: RefCell::new(None),
+                last_tick_ms: Cell::new(0.0),
+                lose_after: Cell::new(None),
+                storm: RefCell::new(None),
+                stalled: Cell::new(false),
+                watchdog: RefCell::new(None),
             }),
         }
     }
@@ -238,6 +253,82 @@ impl<A: App> Runtime<A> {
         Inner::dispatch(&self.inner, Event::Stop);
     }
 
+    /// Injects `injection` (see [`crate::chaos`]): losses are reported as the
+    /// browser's (reason `unknown`) and take the same path as a real one; faults
+    /// armed for the next build start that build with a loss. Errs, changing
+    /// nothing, when there is no running device to inject into.
+    ///
+    /// On Firefox a loss is simulated without `destroy()` (which stalls the page's
+    /// presentation there, see [`crate::web::init::Engine::destroy_is_safe`]).
+    pub fn inject(&self, injection: Injection) -> Result<(), String> {
+        let inner = &self.inner;
+        let live = inner
+            .live
+            .try_borrow()
+            .ok()
+            .and_then(|l| l.clone())
+            .ok_or_else(|| "no running device to inject into".to_string())?;
+        let injector = inner.context.injector();
+        match injection {
+            Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
+            Injection::LoseAfterFrames(n) => inner.lose_after.set(Some(n.max(1))),
+            Injection::LoseDuringRebuild(n) => {
+                injector.arm(BuildFault::Lose(n));
+                Inner::inject_loss(inner, &live.gpu);
+            }
+            Injection::OutOfMemoryInRebuild(n) => {
+                injector.arm(BuildFault::OutOfMemory(n));
+                Inner::inject_loss(inner, &live.gpu);
+            }
+            Injection::ThrowInRebuild(n) => {
+                injector.arm(BuildFault::Throw(n));
+                Inner::inject_loss(inner, &live.gpu);
+            }
+            Injection::Storm { per_second, for_ms } => {
+                Inner::start_storm(inner, &live.gpu.device, per_second, for_ms)
+            }
+            Injection::BadShader => {
+                let device = live.gpu.device.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let broken =
+                        "@fragment\nfn main() -> @location(0) vec4f {\n  return vec4f(1.0) +;\n}\n";
+                    let _ = device
+                        .create_shader_module("injected-bad-shader", broken, &[])
+                        .await;
+                });
+            }
+            Injection::Uncaptured => {
+                let desc = web_sys::GpuBufferDescriptor::new(4, 0x3);
+                desc.set_label("injected-invalid-buffer");
+                if let Ok(buffer) = live.gpu.device.raw().create_buffer(&desc) {
+                    buffer.destroy();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops an injected storm.
+    pub fn stop_storm(&self) {
+        if let Ok(mut storm) = self.inner.storm.try_borrow_mut() {
+            storm.take();
+        }
+    }
+
+    /// Whether the live device's error-scope stack is empty: a pop without a push
+    /// must reject. `None` without a running device. (For tests and soaks: on an
+    /// unbalanced stack the pop takes a scope that belonged to someone.)
+    pub async fn scope_stack_balanced(&self) -> Option<bool> {
+        let device = self.with_live(|gpu, _| gpu.device.clone())?;
+        let outcome = crate::web::scope::pop_unmatched(&device).wait().await;
+        Some(
+            outcome
+                .faults
+                .iter()
+                .any(|f| f.kind == FaultKind::ScopeStack),
+        )
+    }
+
     /// A snapshot of everything `gpuStatus()` reports. Never fails, from anywhere.
     pub fn status(&self) -> Status {
         let inner = &self.inner;
@@ -289,6 +380,7 @@ impl<A: App> Runtime<A> {
             loop_alive: inner.frame_loop.pending(),
             hidden,
             frames_thrown: inner.frames_thrown.get(),
+            stalled: inner.stalled.get(),
         }
     }
 }
@@ -299,6 +391,12 @@ impl<A: App> Drop for Inner<A> {
         if let Ok(mut timer) = self.timer.try_borrow_mut() {
             timer.take();
         }
+        if let Ok(mut watchdog) = self.watchdog.try_borrow_mut() {
+            watchdog.take();
+        }
+        if let Ok(mut storm) = self.storm.try_borrow_mut() {
+            storm.take();
+        }
         if let Some(listener) = self.visibility.get_mut().take() {
             if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                 let _ = document.remove_event_listener_with_callback(
@@ -308,6 +406,10 @@ impl<A: App> Drop for Inner<A> {
             }
         }
     }
+}
+
+thread_local! {
+    static STORM_OFFSET: Cell<u32> = const { Cell::new(0) };
 }
 
 fn page_hidden() -> bool {
@@ -370,7 +472,9 @@ impl<A: App> Inner<A> {
             // The init attempt reads these from the commands its own event returned.
             Command::Adopt { .. } | Command::Run { .. } => {}
             Command::Schedule { token, delay_ms } => {
-                log::warn(&format!("re-initialising the GPU in {delay_ms} ms"));
+                this.context
+                    .net()
+                    .note(&format!("re-initialising the GPU in {delay_ms} ms"));
                 let weak = Rc::downgrade(this);
                 let token = *token;
                 let timeout = Timeout::new(*delay_ms, move || {
@@ -476,7 +580,109 @@ impl<A: App> Inner<A> {
         *slot = Some(listener);
     }
 
+    fn inject_loss(this: &Rc<Self>, gpu: &Gpu) {
+        let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
+        handle.mark_injected_loss();
+        gpu.device.mark_lost();
+        this.trigger_ms.set(now_ms());
+        this.context
+            .net()
+            .note(&format!("injected loss of device {}", gpu.generation));
+        Inner::dispatch(
+            this,
+            Event::Lost {
+                generation: gpu.generation,
+                reason: crate::supervisor::LossReason::Unknown,
+                at_ms: now_ms() as u64,
+            },
+        );
+    }
+
+    /// Uncaptured errors at `per_second`, each with its own message, for `for_ms`.
+    fn start_storm(
+        this: &Rc<Self>,
+        device: &crate::web::GuardedDevice,
+        per_second: u32,
+        for_ms: u32,
+    ) {
+        let desc = web_sys::GpuBufferDescriptor::new(64 * 1024, 0x8);
+        desc.set_label("injected-storm-target");
+        let Ok(target) = device.raw().create_buffer(&desc) else {
+            return;
+        };
+        let raw = device.raw().clone();
+        let started = now_ms();
+        let weak = Rc::downgrade(this);
+        let per_tick = per_second.div_ceil(20).max(1);
+        let interval = gloo_timers::callback::Interval::new(50, move || {
+            let Some(runtime) = weak.upgrade() else {
+                return;
+            };
+            if now_ms() - started > f64::from(for_ms) {
+                if let Ok(mut storm) = runtime.storm.try_borrow_mut() {
+                    if let Some(done) = storm.take() {
+                        done.forget();
+                    }
+                }
+                target.destroy();
+                return;
+            }
+            for _ in 0..per_tick {
+                let n = STORM_OFFSET.with(|c| c.replace(c.get().wrapping_add(1)) % 16_000);
+                let _ = raw
+                    .queue()
+                    .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
+            }
+        });
+        if let Ok(mut storm) = this.storm.try_borrow_mut() {
+            *storm = Some(interval);
+        }
+    }
+
+    /// Reports, once per stall, a running and visible page whose animation frames
+    /// stopped coming: a frozen picture must not pass for a healthy one.
+    fn watch_for_stalls(this: &Rc<Self>) {
+        let Ok(mut slot) = this.watchdog.try_borrow_mut() else {
+            return;
+        };
+        if slot.is_some() {
+            return;
+        }
+        let weak = Rc::downgrade(this);
+        *slot = Some(gloo_timers::callback::Interval::new(1000, move || {
+            let Some(runtime) = weak.upgrade() else {
+                return;
+            };
+            let (running, hidden, generation) = match runtime.supervisor.try_borrow() {
+                Ok(s) => (
+                    s.state() == crate::supervisor::DeviceState::Running,
+                    s.hidden(),
+                    s.live_generation().unwrap_or(0),
+                ),
+                Err(_) => return,
+            };
+            let waited = now_ms() - runtime.last_tick_ms.get();
+            if running && !hidden && runtime.frame_loop.pending() && waited > STALL_MS {
+                if !runtime.stalled.replace(true) {
+                    let fault = Fault::new(
+                        FaultKind::DeviceLost,
+                        format!(
+                            "presentation stalled: no animation frame for {} ms on device {generation} while it runs (the picture is frozen)",
+                            waited as u64
+                        ),
+                    );
+                    runtime.context.net().report_ref(&fault);
+                }
+                // Ask again, in case the pending request was lost.
+                runtime.frame_loop.cancel();
+                runtime.frame_loop.request();
+            }
+        }));
+    }
+
     fn start_loop(this: &Rc<Self>) {
+        Inner::watch_for_stalls(this);
+        this.last_tick_ms.set(now_ms());
         let weak = Rc::downgrade(this);
         this.frame_loop
             .set_callback(Closure::<dyn FnMut(f64)>::new(move |time: f64| {
@@ -489,6 +695,8 @@ impl<A: App> Inner<A> {
 
     fn tick(this: &Rc<Self>, time: f64) {
         this.frame_loop.fired();
+        this.last_tick_ms.set(now_ms());
+        this.stalled.set(false);
         let Some(live) = this.live.try_borrow().ok().and_then(|l| l.clone()) else {
             return;
         };
@@ -506,6 +714,14 @@ impl<A: App> Inner<A> {
         if let Some((frame, mask)) = this.open_frame.take() {
             this.frames_thrown.set(this.frames_thrown.get() + 1);
             live.gpu.device.pop_abandoned_frame(frame, mask);
+        }
+        if let Some(left) = this.lose_after.get() {
+            if left <= 1 {
+                this.lose_after.set(None);
+                Inner::inject_loss(this, &live.gpu);
+                return;
+            }
+            this.lose_after.set(Some(left - 1));
         }
         // Requested before the frame runs: a frame that throws cannot stop the loop.
         this.frame_loop.request();

@@ -68,4 +68,6 @@ pub struct Status {
     pub hidden: bool,
     /// Frames that threw a JavaScript exception through WebAssembly.
     pub frames_thrown: u64,
+    /// Whether the page runs, visible, without animation frames (reported once).
+    pub stalled: bool,
 }

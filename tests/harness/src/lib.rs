@@ -117,43 +117,121 @@ fn serve(stream: TcpStream, dist: &Path) {
     }
 }
 
-/// chromedriver in its own process group, killed with the group on drop.
-pub struct Chromedriver {
+/// The browser a test drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Browser {
+    /// Headless Chromium (Dawn, WebGPU on SwiftShader), through chromedriver.
+    Chromium,
+    /// Headless Firefox ESR (wgpu, WebGPU on lavapipe), through geckodriver.
+    Firefox,
+}
+
+impl Browser {
+    /// The short name used in test names and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "chromium",
+            Browser::Firefox => "firefox",
+        }
+    }
+}
+
+/// A WebDriver server (chromedriver or geckodriver) in its own process group,
+/// killed with the group on drop. Firefox's console goes to geckodriver's output
+/// (`devtools.console.stdout.content`), collected in [`Driver::console`].
+pub struct Driver {
     child: Child,
     /// Its port.
     pub port: u16,
+    /// The browser it drives.
+    pub browser: Browser,
+    console: Arc<std::sync::Mutex<Vec<(Instant, String)>>>,
 }
 
-impl Chromedriver {
-    /// Starts chromedriver on a free port and waits until it listens.
-    pub fn start() -> Chromedriver {
+/// The former name of [`Driver`], for Chromium.
+pub type Chromedriver = Driver;
+
+impl Driver {
+    /// Starts chromedriver (the default).
+    pub fn start() -> Driver {
+        Driver::for_browser(Browser::Chromium)
+    }
+
+    /// Starts the WebDriver server of `browser` on a free port and waits until it
+    /// listens.
+    pub fn for_browser(browser: Browser) -> Driver {
         use std::os::unix::process::CommandExt;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("free port");
-        let config = root().join("target").join("e2e-chrome-config");
+        let config = root().join("target").join("e2e-browser-config");
         let _ = std::fs::create_dir_all(&config);
-        let child = Command::new(
-            std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into()),
-        )
-        .arg(format!("--port={port}"))
-        .env("XDG_CONFIG_HOME", &config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("chromedriver starts");
+        let mut command = match browser {
+            Browser::Chromium => {
+                let mut c = Command::new(
+                    std::env::var("CHROMEDRIVER")
+                        .unwrap_or_else(|_| "/usr/bin/chromedriver".into()),
+                );
+                c.arg(format!("--port={port}"));
+                c
+            }
+            Browser::Firefox => {
+                let default = format!(
+                    "{}/.cargo/bin/geckodriver",
+                    std::env::var("HOME").unwrap_or_default()
+                );
+                let mut c = Command::new(std::env::var("GECKODRIVER").unwrap_or(default));
+                c.arg(format!("--port={port}"));
+                c
+            }
+        };
+        let console = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut child = command
+            .env("XDG_CONFIG_HOME", &config)
+            .env("XDG_RUNTIME_DIR", &config)
+            .stdout(if browser == Browser::Firefox {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("the WebDriver server starts");
+        if let Some(stdout) = child.stdout.take() {
+            let sink = console.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    if let Ok(mut lines) = sink.lock() {
+                        lines.push((Instant::now(), line));
+                    }
+                }
+            });
+        }
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            assert!(
+                Instant::now() < deadline,
+                "the WebDriver server did not listen"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Chromedriver { child, port }
+        Driver {
+            child,
+            port,
+            browser,
+            console,
+        }
+    }
+
+    /// Firefox's console and error lines so far, with when they were read.
+    pub fn console(&self) -> Vec<(Instant, String)> {
+        self.console.lock().map(|l| l.clone()).unwrap_or_default()
     }
 }
 
-impl Drop for Chromedriver {
+impl Drop for Driver {
     fn drop(&mut self) {
         let _ = Command::new("kill")
             .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
@@ -164,15 +242,17 @@ impl Drop for Chromedriver {
     }
 }
 
-/// Which Chromium flags a test needs.
+/// Which browser flags a test needs.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Flags {
-    /// WebGPU on SwiftShader, presenting to a canvas.
+    /// WebGPU on, presenting to a canvas.
     WebGpu,
-    /// Plus many GPU-process crashes allowed in a row.
+    /// Plus many GPU-process crashes allowed in a row (Chromium).
     WebGpuCrashes,
-    /// No WebGPU flags at all.
+    /// No WebGPU at all (Chromium: no flags; Firefox: `dom.webgpu.enabled` off).
     NoWebGpu,
+    /// WebGPU present but no adapter (Firefox: the blocklist is not ignored).
+    NoAdapter,
 }
 
 /// Kills the browser started with this profile (Chromium leaves chromedriver's
@@ -199,9 +279,37 @@ pub fn new_profile() -> Profile {
     )))
 }
 
-/// Starts headless Chromium through `chromedriver` with `flags`.
+/// Starts the driver's headless browser with `flags`.
 pub async fn launch(
-    chromedriver: &Chromedriver,
+    driver: &Driver,
+    profile: &Profile,
+    flags: Flags,
+) -> WebDriverResult<WebDriver> {
+    match driver.browser {
+        Browser::Chromium => launch_chromium(driver, profile, flags).await,
+        Browser::Firefox => launch_firefox(driver, flags).await,
+    }
+}
+
+async fn launch_firefox(driver: &Driver, flags: Flags) -> WebDriverResult<WebDriver> {
+    let mut caps = DesiredCapabilities::firefox();
+    caps.set_firefox_binary(
+        &std::env::var("FIREFOX").unwrap_or_else(|_| "/usr/bin/firefox-esr".into()),
+    )?;
+    caps.add_arg("-headless")?;
+    let mut prefs = thirtyfour::common::capabilities::firefox::FirefoxPreferences::new();
+    prefs.set("dom.webgpu.enabled", flags != Flags::NoWebGpu)?;
+    prefs.set("gfx.webgpu.ignore-blocklist", flags != Flags::NoAdapter)?;
+    prefs.set("devtools.console.stdout.content", true)?;
+    caps.set_preferences(prefs)?;
+    let driver = WebDriver::new(format!("http://127.0.0.1:{}", driver.port), caps).await?;
+    driver.set_window_rect(0, 0, 1280, 1024).await?;
+    Ok(driver)
+}
+
+/// Starts headless Chromium through `chromedriver` with `flags`.
+async fn launch_chromium(
+    chromedriver: &Driver,
     profile: &Profile,
     flags: Flags,
 ) -> WebDriverResult<WebDriver> {
@@ -218,7 +326,7 @@ pub async fn launch(
         "--window-size=1280,1024".into(),
         format!("--user-data-dir={}", profile.0.display()),
     ];
-    if flags != Flags::NoWebGpu {
+    if flags != Flags::NoWebGpu && flags != Flags::NoAdapter {
         args.extend(
             [
                 "--enable-unsafe-webgpu",

@@ -1,0 +1,102 @@
+//! `gpuChaos(seed, count)`: a seeded random sequence of injected faults, run in
+//! the page; after each, waits until the scene runs again (restarting after a
+//! documented fallback) and checks that live objects and bytes are back at the
+//! baseline and the error-scope stack is balanced. Resolves to a report.
+
+use std::collections::BTreeMap;
+
+use gloo_timers::future::TimeoutFuture;
+use wasm_bindgen::JsValue;
+use webgpu_guard::chaos::{ChaosPlan, Injection};
+use webgpu_guard::supervisor::DeviceState;
+use webgpu_guard::web::Runtime;
+
+use crate::scene::DemoApp;
+
+fn set(object: &js_sys::Object, key: &str, value: JsValue) {
+    let _ = js_sys::Reflect::set(object, &key.into(), &value);
+}
+
+/// Waits until the scene runs with three new frames; restarts after a fallback.
+/// Returns the fallback seen on the way, if any.
+async fn settle(runtime: &Runtime<DemoApp>) -> Result<Option<String>, String> {
+    let mut fallback = None;
+    for _ in 0..400 {
+        let status = runtime.status();
+        match status.state {
+            DeviceState::Failed => {
+                fallback = status.fallback.map(|f| f.code().to_string());
+                crate::page::hide_fallback();
+                runtime.start();
+            }
+            DeviceState::Running => {
+                let frames = status.frames;
+                for _ in 0..100 {
+                    TimeoutFuture::new(20).await;
+                    if runtime.status().frames >= frames + 3 {
+                        return Ok(fallback);
+                    }
+                }
+            }
+            _ => {}
+        }
+        TimeoutFuture::new(25).await;
+    }
+    Err(format!("never settled: {:?}", runtime.status().state))
+}
+
+/// Runs `count` injections drawn from `seed`; resolves to `{seed, steps, byKind,
+/// fallbacks, failures}`.
+pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
+    let report = js_sys::Object::new();
+    set(&report, "seed", (seed as f64).into());
+    let failures = js_sys::Array::new();
+    let mut by_kind: BTreeMap<&'static str, u32> = BTreeMap::new();
+    let mut fallbacks: BTreeMap<String, u32> = BTreeMap::new();
+    if let Err(e) = settle(runtime).await {
+        failures.push(&format!("before the first step: {e}").into());
+    }
+    let baseline = runtime.status().live;
+    let mut plan = ChaosPlan::new(seed, 30);
+    for step in 0..count {
+        let injection = plan.next_injection();
+        *by_kind.entry(injection.kind()).or_default() += 1;
+        if let Err(e) = runtime.inject(injection) {
+            failures.push(&format!("step {step} ({injection}): {e}").into());
+            continue;
+        }
+        if let Injection::Storm { for_ms, .. } = injection {
+            TimeoutFuture::new(for_ms + 100).await;
+        }
+        match settle(runtime).await {
+            Ok(Some(code)) => *fallbacks.entry(code).or_default() += 1,
+            Ok(None) => {}
+            Err(e) => {
+                failures.push(&format!("step {step} ({injection}): {e}").into());
+                continue;
+            }
+        }
+        let live = runtime.status().live;
+        if live != baseline {
+            failures.push(
+                &format!("step {step} ({injection}): live {live:?}, baseline {baseline:?}").into(),
+            );
+        }
+        if runtime.scope_stack_balanced().await == Some(false) {
+            failures.push(&format!("step {step} ({injection}): scope stack unbalanced").into());
+        }
+    }
+    let kinds = js_sys::Object::new();
+    for (kind, n) in by_kind {
+        set(&kinds, kind, n.into());
+    }
+    let fell = js_sys::Object::new();
+    for (code, n) in fallbacks {
+        set(&fell, &code, n.into());
+    }
+    set(&report, "steps", count.into());
+    set(&report, "byKind", kinds.into());
+    set(&report, "fallbacks", fell.into());
+    set(&report, "failures", failures.into());
+    report.into()
+}
