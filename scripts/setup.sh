@@ -63,16 +63,18 @@ if ! trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION"; then
   cargo install -q trunk --version "$TRUNK_VERSION" --locked
 fi
 
-if ! wasm-opt --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+LOCAL_WASM_OPT="$ROOT/.tools/node_modules/.bin/wasm-opt"
+if ! "$LOCAL_WASM_OPT" --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
   say "installing wasm-opt (binaryen $BINARYEN_VERSION from npm)"
   mkdir -p "$ROOT/.tools"
   npm install --prefix "$ROOT/.tools" --no-audit --no-fund --silent "binaryen@$BINARYEN_VERSION"
 fi
 # Next to trunk, so that a plain `trunk serve` / `trunk build --release` in any
-# shell finds it (trunk is offline and never downloads it).
+# shell finds it (trunk is offline and never downloads it). A working link of the
+# same version (another checkout's) is left as it is.
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
-if [ "$(readlink "$CARGO_BIN/wasm-opt" 2>/dev/null)" != "$ROOT/.tools/node_modules/.bin/wasm-opt" ]; then
-  ln -sf "$ROOT/.tools/node_modules/.bin/wasm-opt" "$CARGO_BIN/wasm-opt"
+if ! "$CARGO_BIN/wasm-opt" --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+  ln -sf "$LOCAL_WASM_OPT" "$CARGO_BIN/wasm-opt"
 fi
 
 if [ ! -f "$ROOT/www/scene.bin" ]; then

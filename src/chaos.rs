@@ -129,6 +129,13 @@ impl fmt::Display for Injection {
 
 /// A seeded random sequence of injections (SplitMix64: the same seed gives the
 /// same sequence everywhere).
+///
+/// ```
+/// use webgpu_guard::chaos::{ChaosPlan, Injection};
+/// let steps: Vec<Injection> = ChaosPlan::new(2026, 30).take(3).collect();
+/// assert_eq!(steps, ChaosPlan::new(2026, 30).take(3).collect::<Vec<_>>());
+/// assert_eq!(Injection::parse(&steps[0].to_string()), Ok(steps[0]));
+/// ```
 #[derive(Clone, Debug)]
 pub struct ChaosPlan {
     state: u64,

@@ -107,6 +107,15 @@ pub struct Origin {
 }
 
 /// A GPU fault with its kind, the implementation's message and its origin.
+///
+/// ```
+/// use webgpu_guard::{Fault, FaultKind};
+/// let fault = Fault::new(FaultKind::Validation, "Offset (3) is not a multiple of 4.")
+///     .in_phase("upload")
+///     .on_object("vertices");
+/// assert!(fault.to_string().starts_with("validation error in phase \"upload\" on \"vertices\""));
+/// assert!(fault.hint.is_some());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// What kind of failure this is.

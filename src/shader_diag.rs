@@ -124,8 +124,8 @@ fn placeholder_position(msg: &CompilationMessage) -> Option<(u32, u32)> {
     position_in_text(&msg.message).filter(|_| placeholder)
 }
 
-/// Locates a (line, character column) position: the byte where it starts.
-fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> {
+/// The byte range of line `line` (1-based) of `source`, without its line break.
+fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
     let mut line_start = 0usize;
     for _ in 1..line {
         line_start = source[line_start..]
@@ -136,6 +136,12 @@ fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> 
         .find('\n')
         .map(|i| line_start + i)
         .unwrap_or(source.len());
+    Some((line_start, line_end))
+}
+
+/// Locates a (line, character column) position: the byte where it starts.
+fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> {
+    let (line_start, line_end) = line_range(source, line)?;
     let offset = source[line_start..line_end]
         .char_indices()
         .nth(column.saturating_sub(1) as usize)
@@ -178,16 +184,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     let start_byte = match by_offset {
         Some(byte) => byte,
         None => {
-            let mut line_start = 0usize;
-            for _ in 1..msg.line_num {
-                line_start = source[line_start..]
-                    .find('\n')
-                    .map(|i| line_start + i + 1)?;
-            }
-            let line_end = source[line_start..]
-                .find('\n')
-                .map(|i| line_start + i)
-                .unwrap_or(source.len());
+            let (line_start, line_end) = line_range(source, msg.line_num)?;
             let line = &source[line_start..line_end];
             line_start + utf16_to_byte(line, msg.line_pos.saturating_sub(1) as usize)
         }

@@ -342,6 +342,17 @@ impl Default for SupervisorOptions {
 }
 
 /// The supervisor's state machine.
+///
+/// ```
+/// use webgpu_guard::supervisor::{Command, Event, LossReason, Supervisor};
+/// let mut s = Supervisor::default();
+/// assert_eq!(s.handle(Event::Start), vec![Command::BeginInit { attempt: 1 }]);
+/// assert_eq!(s.handle(Event::DeviceCreated { attempt: 1 }), vec![Command::Adopt { generation: 1 }]);
+/// s.handle(Event::InitSucceeded { attempt: 1, generation: 1 });
+/// // A browser-caused loss: tear down, and the first attempt starts at once.
+/// let commands = s.handle(Event::Lost { generation: 1, reason: LossReason::Unknown, at_ms: 0 });
+/// assert_eq!(commands, vec![Command::Teardown { generation: 1 }, Command::BeginInit { attempt: 2 }]);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Supervisor {
     options: SupervisorOptions,
@@ -531,13 +542,7 @@ impl Supervisor {
         if matches!(self.state, DeviceState::Idle | DeviceState::Stopped) {
             return Vec::new();
         }
-        let mut commands = self.cancel_timer();
-        self.in_flight = None;
-        if let Some(generation) = self.initializing.take() {
-            commands.push(Command::Destroy { generation });
-        }
-        if let Some(generation) = self.live.take() {
-            commands.push(Command::Teardown { generation });
+        if self.live.is_some() {
             self.losses += 1;
             self.last_loss = Some(LossRecord {
                 reason: LossReason::Destroyed,
@@ -545,7 +550,7 @@ impl Supervisor {
                 requested: true,
             });
         }
-        self.waiting_for_visible = false;
+        let commands = self.drop_everything();
         self.state = DeviceState::Stopped;
         commands
     }
@@ -746,7 +751,8 @@ impl Supervisor {
         self.begin_attempt()
     }
 
-    fn fail(&mut self, fallback: Fallback) -> Vec<Command> {
+    /// Cancels the timer, abandons the attempt under way and lets every device go.
+    fn drop_everything(&mut self) -> Vec<Command> {
         let mut commands = self.cancel_timer();
         self.in_flight = None;
         if let Some(generation) = self.initializing.take() {
@@ -756,6 +762,11 @@ impl Supervisor {
             commands.push(Command::Teardown { generation });
         }
         self.waiting_for_visible = false;
+        commands
+    }
+
+    fn fail(&mut self, fallback: Fallback) -> Vec<Command> {
+        let mut commands = self.drop_everything();
         self.state = DeviceState::Failed;
         self.fallback = Some(fallback.clone());
         commands.push(Command::ShowFallback(fallback));

@@ -941,6 +941,33 @@ fn env_number(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+on_both!(gpu_chaos_runs_a_seeded_sequence_in_the_page);
+async fn gpu_chaos_runs_a_seeded_sequence_in_the_page(browser: Browser) -> TestResult {
+    let s = session(browser, Flags::WebGpu).await?;
+    s.open("?still&crashwindow=0").await?;
+    s.wait_running(1).await?;
+    let usage = s.eval("return window.gpuChaos('x', 3)").await?;
+    assert!(
+        usage.as_str().unwrap_or_default().contains("usage:"),
+        "{usage}"
+    );
+    let report = s.eval("return window.gpuChaos(7, 8)").await?;
+    assert_eq!(report["steps"], 8, "{report}");
+    assert_eq!(report["failures"], json!([]), "{report}");
+    let counted: u64 = report["byKind"]
+        .as_object()
+        .map(|kinds| kinds.values().filter_map(Value::as_u64).sum())
+        .unwrap_or(0);
+    assert_eq!(counted, 8, "{report}");
+    let st = s
+        .wait_running(num(&s.status().await?, "generation"))
+        .await?;
+    assert_eq!(st["state"], "running");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(soak_of_random_faults_loses_nothing);
 /// A seeded sequence of random faults (`SOAK_SEED`, default 2026; `SOAK_FAULTS`,
 /// default 100), on Chromium with real GPU-process crashes at seeded delays mixed

@@ -24,6 +24,18 @@ fn thrown(label: &str, call: &str, site: CallSite, e: JsValue) -> Fault {
 }
 
 /// A command encoder whose methods catch.
+///
+/// ```no_run
+/// # fn demo(device: &webgpu_guard::web::GuardedDevice, desc: &web_sys::GpuRenderPassDescriptor,
+/// #         pipeline: &web_sys::GpuRenderPipeline) -> Result<(), webgpu_guard::Fault> {
+/// let encoder = device.create_command_encoder("frame")?;
+/// let pass = encoder.begin_render_pass(desc)?;
+/// pass.set_pipeline(pipeline)?;
+/// pass.draw(3, 1, 0, 0)?;
+/// pass.end()?;
+/// device.submit(&[encoder.finish()?])
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct CommandEncoder {
     raw: GpuCommandEncoder,

@@ -8,6 +8,15 @@ use crate::web::scope::{tag_fault, Filter, ScopeSet};
 /// The scopes of one frame, spanning `queue.submit` (a command buffer is validated
 /// when it is submitted). Popped when dropped, without awaiting: what they caught
 /// reaches the fault sink a frame or two later, tagged with the frame number.
+///
+/// ```no_run
+/// # fn demo(device: &webgpu_guard::web::GuardedDevice, commands: web_sys::GpuCommandBuffer)
+/// #     -> Result<(), webgpu_guard::Fault> {
+/// let scope = device.begin_frame(42);
+/// device.submit(&[commands])?; // validated here, inside the scope
+/// scope.end(); // pops without awaiting
+/// # Ok(()) }
+/// ```
 #[must_use = "a frame scope pops when dropped: keep it until after queue.submit"]
 #[derive(Debug)]
 pub struct FrameScope {

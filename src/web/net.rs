@@ -73,6 +73,17 @@ impl TelemetrySink for JsFunctionSink {
 }
 
 /// The net, shared by every device of an application. Cheap to clone.
+///
+/// ```no_run
+/// # use std::{cell::Cell, rc::Rc};
+/// # fn demo(device: &web_sys::GpuDevice) {
+/// use webgpu_guard::web::ErrorNet;
+/// let net = ErrorNet::new(Rc::new(Cell::new(0)));
+/// net.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
+/// let listener = net.install(device); // removed when dropped
+/// # drop(listener);
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct ErrorNet {
     log: Rc<RefCell<FaultLog>>,

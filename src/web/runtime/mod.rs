@@ -690,7 +690,9 @@ impl<A: App> Inner<A> {
                     Inner::tick(&runtime, time);
                 }
             }));
-        this.frame_loop.request();
+        // The first frame now, not at the next animation frame: after a loss the
+        // picture is back up to one frame interval sooner. It requests the next.
+        Inner::tick(this, now_ms());
     }
 
     fn tick(this: &Rc<Self>, time: f64) {
