@@ -41,6 +41,8 @@ pub struct NetStats {
     pub sink_failures: u64,
     /// Main-thread time spent in the uncaptured-error handler, in microseconds.
     pub handler_us: u64,
+    /// The most lines written in any one second so far.
+    pub max_lines_in_a_second: u64,
 }
 
 impl NetStats {
@@ -96,6 +98,7 @@ pub struct FaultLog {
     sink: Box<dyn TelemetrySink>,
     stats: NetStats,
     recent: VecDeque<String>,
+    written_at: VecDeque<f64>,
 }
 
 impl FaultLog {
@@ -107,6 +110,7 @@ impl FaultLog {
             sink,
             stats: NetStats::default(),
             recent: VecDeque::new(),
+            written_at: VecDeque::new(),
         }
     }
 
@@ -204,6 +208,18 @@ impl FaultLog {
             }
         };
         self.stats.logged += 1;
+        while self
+            .written_at
+            .front()
+            .is_some_and(|&t| now_ms - t >= 1000.0 || now_ms < t)
+        {
+            self.written_at.pop_front();
+        }
+        self.written_at.push_back(now_ms);
+        self.stats.max_lines_in_a_second = self
+            .stats
+            .max_lines_in_a_second
+            .max(self.written_at.len() as u64);
         if self.recent.len() >= RECENT_LINES {
             self.recent.pop_front();
         }
@@ -242,6 +258,7 @@ mod tests {
         }
         let stats = log.stats();
         assert_eq!(stats.logged, 6, "5 lines then one cut-off: {stats:?}");
+        assert_eq!(stats.max_lines_in_a_second, 6);
         assert_eq!(stats.cut_offs, 1);
         assert_eq!(stats.validation, 1);
         assert_eq!(stats.other, 10);

@@ -946,6 +946,10 @@ async fn gpu_chaos_runs_a_seeded_sequence_in_the_page(browser: Browser) -> TestR
     let s = session(browser, Flags::WebGpu).await?;
     s.open("?still&crashwindow=0").await?;
     s.wait_running(1).await?;
+    // The page runs the whole sequence before it answers.
+    s.driver
+        .set_script_timeout(Duration::from_secs(300))
+        .await?;
     let usage = s.eval("return window.gpuChaos('x', 3)").await?;
     assert!(
         usage.as_str().unwrap_or_default().contains("usage:"),
@@ -1087,7 +1091,14 @@ async fn soak_of_random_faults_loses_nothing(browser: Browser) -> TestResult {
         let errors = s.page_errors().await?;
         assert!(errors.is_empty(), "{at}: page errors {errors:?}");
     }
-    let most = s.max_lines_in_a_second().await?;
+    // What the library wrote, by its own clock; on Chromium also by the page's
+    // console (Firefox's console reaches the test in batches, without times).
+    let written = num(&s.status().await?, "maxLinesInASecond") as usize;
+    let most = if browser == Browser::Chromium {
+        s.max_lines_in_a_second().await?.max(written)
+    } else {
+        written
+    };
     eprintln!(
         "soak on {}: seed {seed}, {count} faults {tally:?}; fallbacks restarted {fallbacks:?}; ladder degraded {degraded}; at most {most} lines in a second",
         browser.name()

@@ -268,7 +268,7 @@ impl GuardedDevice {
                 }
                 Some(BuildFault::Lose(_)) => {
                     AsRef::<crate::web::handle::DeviceHandle>::as_ref(self).mark_injected_loss();
-                    self.destroy();
+                    self.retire();
                 }
                 None => {}
             }
@@ -327,15 +327,15 @@ impl GuardedDevice {
         let size = (data.len() as u64).div_ceil(4) * 4;
         let desc = GpuBufferDescriptor::new_with_f64(size.max(4) as f64, usage | COPY_DST);
         desc.set_label(label);
-        let buffer = self.track_with(CallScopes::ByLevel, site, label, size.max(4), || {
-            self.raw().create_buffer(&desc)
-        })?;
         let mut padded = data.to_vec();
         padded.resize(size as usize, 0);
-        self.queue()
-            .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)
-            .map_err(|e| Fault::from(e).on_object(label).at(site))?;
-        Ok(buffer)
+        // The write inside the creation: one per-call scope covers both.
+        self.track_with(CallScopes::ByLevel, site, label, size.max(4), || {
+            let buffer = self.raw().create_buffer(&desc)?;
+            self.queue()
+                .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)?;
+            Ok(buffer)
+        })
     }
 
     /// Creates a texture.

@@ -137,6 +137,16 @@ impl GuardedDevice {
         let _ = crate::web::catching::try_destroy_device(self.raw());
     }
 
+    /// Lets the device go for good: marked lost, and destroyed where the engine
+    /// allows it ([`crate::web::init::Engine::destroy_is_safe`]); elsewhere left to
+    /// the garbage collector once its objects are released.
+    pub fn retire(&self) {
+        self.mark_lost();
+        if crate::web::init::Engine::detect().destroy_is_safe() {
+            self.destroy();
+        }
+    }
+
     pub(crate) fn frame_reporter(&self) -> js_sys::Function {
         if let Some(f) = self.inner.frame_reporter.borrow().as_ref() {
             return f.clone();

@@ -3,7 +3,7 @@
 use crate::fault::Origin;
 use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;
-use crate::web::scope::{tag_fault, Filter, ScopeSet};
+use crate::web::scope::{Filter, ScopeSet};
 
 /// The scopes of one frame, spanning `queue.submit` (a command buffer is validated
 /// when it is submitted). Popped when dropped, without awaiting: what they caught
@@ -53,31 +53,6 @@ impl FrameScope {
 
     /// Ends the frame: pops (after `queue.submit`) without awaiting.
     pub fn end(self) {}
-
-    /// The scopes pushed, as a mask (0 with [`DiagnosticsLevel::Off`]).
-    pub(crate) fn mask(&self) -> u32 {
-        self.scopes.as_ref().map_or(0, |s| s.mask())
-    }
-}
-
-impl GuardedDevice {
-    /// Pops the scopes of a frame that never returned (it threw a JavaScript
-    /// exception through WebAssembly, so no destructor ran) and reports it.
-    pub(crate) fn pop_abandoned_frame(&self, frame: u64, mask: u32) {
-        self.leave_frame();
-        let origin = Origin {
-            frame: Some(frame),
-            ..Origin::default()
-        };
-        crate::web::scope::pop_abandoned(self, mask, origin.clone());
-        self.report(tag_fault(
-            crate::fault::Fault::new(
-                crate::fault::FaultKind::Exception,
-                "the frame threw a JavaScript exception through WebAssembly (a raw web-sys call that does not catch?); its scopes were popped",
-            ),
-            &origin,
-        ));
-    }
 }
 
 impl Drop for FrameScope {

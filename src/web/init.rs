@@ -233,11 +233,7 @@ impl Gpu {
     /// the device owned.
     pub fn release(&self) {
         let _ = crate::web::catching::try_unconfigure(&self.context);
-        if Engine::detect().destroy_is_safe() {
-            self.device.destroy();
-        } else {
-            self.device.mark_lost();
-        }
+        self.device.retire();
     }
 
     /// Assembles a `Gpu` (for code that runs init itself).

@@ -230,11 +230,6 @@ impl ScopeSet {
         self
     }
 
-    /// The filters pushed, as a mask in [`Filter::ALL`] order.
-    pub(crate) fn mask(&self) -> u32 {
-        self.mask
-    }
-
     /// The filters pushed (a filter whose push threw is not among them).
     pub fn filters(&self) -> Vec<Filter> {
         filters_of(self.mask)
@@ -367,12 +362,6 @@ impl ScopeOutcome {
         let first = self.faults.remove(0);
         Some(first.with_related(self.faults))
     }
-}
-
-/// Pops, without awaiting, scopes whose guard was never dropped (its stack frame
-/// was abandoned by a JavaScript exception); what they caught is reported.
-pub(crate) fn pop_abandoned(device: &impl AsRef<DeviceHandle>, mask: u32, origin: Origin) {
-    PendingPops::pop(device.as_ref(), mask, origin).detach();
 }
 
 /// Pops a scope that was never pushed: resolves to a [`FaultKind::ScopeStack`]

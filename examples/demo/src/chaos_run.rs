@@ -17,19 +17,21 @@ fn set(object: &js_sys::Object, key: &str, value: JsValue) {
     let _ = js_sys::Reflect::set(object, &key.into(), &value);
 }
 
-/// Waits until the scene runs with three new frames; restarts after a fallback.
-/// Returns the fallback seen on the way, if any.
-async fn settle(runtime: &Runtime<DemoApp>) -> Result<Option<String>, String> {
+/// Waits until the scene runs on a device newer than `after` (when the fault
+/// loses the device) with three new frames; restarts after a fallback. Returns
+/// the fallback seen on the way, if any.
+async fn settle(runtime: &Runtime<DemoApp>, after: Option<u64>) -> Result<Option<String>, String> {
     let mut fallback = None;
     for _ in 0..400 {
         let status = runtime.status();
+        let new_enough = after.is_none_or(|g| status.generation > g);
         match status.state {
             DeviceState::Failed => {
                 fallback = status.fallback.map(|f| f.code().to_string());
                 crate::page::hide_fallback();
                 runtime.start();
             }
-            DeviceState::Running => {
+            DeviceState::Running if new_enough => {
                 let frames = status.frames;
                 for _ in 0..100 {
                     TimeoutFuture::new(20).await;
@@ -53,7 +55,7 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
     let failures = js_sys::Array::new();
     let mut by_kind: BTreeMap<&'static str, u32> = BTreeMap::new();
     let mut fallbacks: BTreeMap<String, u32> = BTreeMap::new();
-    if let Err(e) = settle(runtime).await {
+    if let Err(e) = settle(runtime, None).await {
         failures.push(&format!("before the first step: {e}").into());
     }
     let baseline = runtime.status().live;
@@ -61,6 +63,8 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
     for step in 0..count {
         let injection = plan.next_injection();
         *by_kind.entry(injection.kind()).or_default() += 1;
+        let generation = runtime.status().generation;
+        let validation = runtime.net().stats().validation;
         if let Err(e) = runtime.inject(injection) {
             failures.push(&format!("step {step} ({injection}): {e}").into());
             continue;
@@ -68,7 +72,17 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
         if let Injection::Storm { for_ms, .. } = injection {
             TimeoutFuture::new(for_ms + 100).await;
         }
-        match settle(runtime).await {
+        if injection == Injection::BadShader {
+            // The module compiles asynchronously: done once its error is counted.
+            for _ in 0..250 {
+                if runtime.net().stats().validation > validation {
+                    break;
+                }
+                TimeoutFuture::new(20).await;
+            }
+        }
+        let after = injection.loses_the_device().then_some(generation);
+        match settle(runtime, after).await {
             Ok(Some(code)) => *fallbacks.entry(code).or_default() += 1,
             Ok(None) => {}
             Err(e) => {

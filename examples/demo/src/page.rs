@@ -87,6 +87,11 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "suppressed", (status.net.suppressed as f64).into());
     set(&o, "cutOffs", (status.net.cut_offs as f64).into());
     set(&o, "sinkFailures", (status.net.sink_failures as f64).into());
+    set(
+        &o,
+        "maxLinesInASecond",
+        (status.net.max_lines_in_a_second as f64).into(),
+    );
     set(&o, "liveObjects", (status.live.objects as f64).into());
     set(&o, "liveBytes", (status.live.bytes as f64).into());
     set(&o, "peakBytes", (status.peak.bytes as f64).into());
@@ -310,7 +315,8 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
             Ok(word) => match DiagnosticsLevel::parse(word) {
                 Some(level) => {
                     r.set_level(level);
-                    log::info(&format!("diagnostics level: {}", level.as_str()));
+                    r.net()
+                        .note(&format!("diagnostics level: {}", level.as_str()));
                     JsValue::TRUE
                 }
                 None => JsValue::FALSE,

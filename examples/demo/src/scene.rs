@@ -401,7 +401,8 @@ impl App for DemoApp {
         self.shadow_size.set(shadow_size);
         *self.shadow_summary.borrow_mut() = ladder.summary();
         if ladder.degraded() {
-            webgpu_guard::web::log::warn(&format!("shadow map degraded: {}", ladder.summary()));
+            d.net()
+                .warn(&format!("shadow map degraded: {}", ladder.summary()));
         }
         let shadow_map = ladder.texture;
 

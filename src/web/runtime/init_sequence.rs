@@ -52,7 +52,7 @@ impl<A: App> Inner<A> {
             _ => None,
         }) else {
             // Stopped or superseded while the device was requested.
-            let _ = crate::web::catching::try_destroy_device(&raw);
+            GuardedDevice::with_context(raw, this.context.clone()).retire();
             return;
         };
         let device = GuardedDevice::with_context(raw.clone(), this.context.clone());
@@ -98,10 +98,11 @@ impl<A: App> Inner<A> {
         ) {
             Ok(pair) => pair,
             Err(failure) => {
-                device.destroy();
+                device.retire();
                 return fail(failure);
             }
         };
+        this.canvas_owner.set(Some(generation));
         if let Ok(mut slot) = this.adapter.try_borrow_mut() {
             *slot = adapter_name.clone();
         }
@@ -118,6 +119,15 @@ impl<A: App> Inner<A> {
         });
         let built = this.app.build(&gpu).await;
         let t4 = now_ms();
+        // Whatever a build armed for itself ends with it.
+        this.context.injector().disarm();
+        let current = |runtime: &Rc<Self>| {
+            runtime
+                .supervisor
+                .try_borrow()
+                .map(|s| s.attempt_in_flight() == Some(attempt))
+                .unwrap_or(false)
+        };
         // Built on a device that is still alive? A loss during build may not have
         // resolved `lost` yet: ask the GPU process.
         let built = match built {
@@ -129,10 +139,15 @@ impl<A: App> Inner<A> {
         };
         let resources = match built {
             Ok(resources) => resources,
+            Err(_) if !current(this) => {
+                // Stopped or superseded meanwhile: go quietly.
+                Inner::release(this, &gpu);
+                return;
+            }
             Err(fault) => {
                 let lost = device.is_lost();
                 let fault = device.report(fault);
-                gpu.release();
+                Inner::release(this, &gpu);
                 drop(gpu);
                 return fail(if lost {
                     InitFailure::LostDuringInit(fault.to_string())
@@ -155,7 +170,7 @@ impl<A: App> Inner<A> {
         }
         if !commands.contains(&Command::Run { generation }) {
             drop(resources);
-            gpu.release();
+            Inner::release(this, &gpu);
             return;
         }
         let live = Rc::new(Live {

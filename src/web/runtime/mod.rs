@@ -35,6 +35,14 @@ use crate::web::js::now_ms;
 use crate::web::net::ErrorNet;
 
 use frame_loop::FrameLoop;
+
+#[wasm_bindgen(
+    inline_js = "export function guard_call(f) { try { f(); return undefined; } catch (e) { return e === undefined ? null : e; } }"
+)]
+extern "C" {
+    /// Calls `f`; returns what it threw, or `undefined`.
+    fn guard_call(f: &mut dyn FnMut()) -> JsValue;
+}
 pub use status::{InitTimings, Status};
 
 /// The application the runtime drives. Keep application state (camera, scene,
@@ -98,7 +106,7 @@ struct Inner<A: App> {
     initializing: RefCell<Option<Initializing>>,
     timer: RefCell<Option<Timeout>>,
     frame_loop: FrameLoop,
-    open_frame: Cell<Option<(u64, u32)>>,
+    canvas_owner: Cell<Option<u64>>,
     frames: Cell<u64>,
     frames_thrown: Cell<u64>,
     frame_ms: Cell<f64>,
@@ -177,7 +185,7 @@ impl<A: App> Runtime<A> {
                 initializing: RefCell::new(None),
                 timer: RefCell::new(None),
                 frame_loop: FrameLoop::new(),
-                open_frame: Cell::new(None),
+                canvas_owner: Cell::new(None),
                 frames: Cell::new(0),
                 frames_thrown: Cell::new(0),
                 frame_ms: Cell::new(0.0),
@@ -250,6 +258,9 @@ impl<A: App> Runtime<A> {
     /// Stops: releases every GPU object, destroys the device, cancels whatever is
     /// pending; nothing restarts until [`Runtime::start`].
     pub fn stop(&self) {
+        self.inner.context.injector().disarm();
+        self.inner.lose_after.set(None);
+        self.stop_storm();
         Inner::dispatch(&self.inner, Event::Stop);
     }
 
@@ -509,7 +520,7 @@ impl<A: App> Inner<A> {
                         }
                     });
                 if let Some(initializing) = taken {
-                    initializing.device.destroy();
+                    initializing.device.retire();
                 }
             }
             Command::Teardown { generation } => Inner::teardown(this, *generation),
@@ -527,6 +538,17 @@ impl<A: App> Inner<A> {
         }
     }
 
+    /// Lets `gpu`'s device go; unconfigures the canvas only if that device still
+    /// owns it (an old attempt must not unconfigure a newer device's canvas).
+    fn release(this: &Rc<Self>, gpu: &Gpu) {
+        if this.canvas_owner.get() == Some(gpu.generation) {
+            this.canvas_owner.set(None);
+            gpu.release();
+        } else {
+            gpu.device.retire();
+        }
+    }
+
     /// Stops the loop, releases every GPU object of `generation` and destroys it.
     fn teardown(this: &Rc<Self>, generation: u64) {
         this.frame_loop.cancel();
@@ -540,8 +562,9 @@ impl<A: App> Inner<A> {
                 None
             }
         });
+        this.lose_after.set(None);
         if let Some(live) = live {
-            live.gpu.release();
+            Inner::release(this, &live.gpu);
             // Released now, or when a frame still running on it returns.
             drop(live);
         }
@@ -567,6 +590,8 @@ impl<A: App> Inner<A> {
                 let hidden = page_hidden();
                 if !hidden {
                     runtime.trigger_ms.set(now_ms());
+                    // No stall while hidden: the wait starts again.
+                    runtime.last_tick_ms.set(now_ms());
                 }
                 Inner::dispatch(&runtime, Event::Visibility { hidden });
             }
@@ -621,7 +646,8 @@ impl<A: App> Inner<A> {
             if now_ms() - started > f64::from(for_ms) {
                 if let Ok(mut storm) = runtime.storm.try_borrow_mut() {
                     if let Some(done) = storm.take() {
-                        done.forget();
+                        // Clears the timer; only its closure (running now) is kept.
+                        done.cancel().forget();
                     }
                 }
                 target.destroy();
@@ -711,12 +737,6 @@ impl<A: App> Inner<A> {
         if !may_draw {
             return;
         }
-        // A frame that threw a JavaScript exception through WebAssembly never
-        // returned: its scopes are still pushed. Pop them and say so.
-        if let Some((frame, mask)) = this.open_frame.take() {
-            this.frames_thrown.set(this.frames_thrown.get() + 1);
-            live.gpu.device.pop_abandoned_frame(frame, mask);
-        }
         if let Some(left) = this.lose_after.get() {
             if left <= 1 {
                 this.lose_after.set(None);
@@ -736,10 +756,23 @@ impl<A: App> Inner<A> {
         };
         let started = now_ms();
         let scope = live.gpu.device.begin_frame(number);
-        this.open_frame.set(Some((number, scope.mask())));
-        let result = this.app.frame(&live.gpu, &live.resources, &info);
+        // Through a JavaScript trampoline: an exception thrown by a raw call in the
+        // application's frame stops there, and everything here drops as usual.
+        let mut result = Ok(());
+        let thrown = guard_call(&mut || {
+            result = this.app.frame(&live.gpu, &live.resources, &info);
+        });
         drop(scope);
-        this.open_frame.set(None);
+        if !thrown.is_undefined() {
+            this.frames_thrown.set(this.frames_thrown.get() + 1);
+            result = Err(Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "the frame threw (a raw web-sys call that does not catch?): {}",
+                    crate::web::js::describe(&thrown)
+                ),
+            ));
+        }
         let elapsed = now_ms() - started;
         this.frame_ms_total.set(this.frame_ms_total.get() + elapsed);
         let smoothed = this.frame_ms.get();
