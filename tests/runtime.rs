@@ -37,6 +37,7 @@ struct ClearApp {
     frames: Cell<u64>,
     builds: Cell<u64>,
     destroy_in_build: Cell<u32>,
+    throw_in_build: Cell<bool>,
     on_frame: RefCell<Option<Hook>>,
 }
 
@@ -50,6 +51,12 @@ impl App for ClearApp {
     async fn build(&self, gpu: &Gpu) -> Result<ClearResources, Fault> {
         self.builds.set(self.builds.get() + 1);
         let d = &gpu.device;
+        if self.throw_in_build.get() {
+            // A raw binding that does not catch, given a bad argument: the
+            // exception crosses the WebAssembly frames and this build never returns.
+            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+            raw.submit(&[]);
+        }
         let buffer = d
             .phase("clear-app", || {
                 d.create_buffer("clear-app-buffer", 256, UNIFORM)
@@ -84,17 +91,17 @@ impl App for ClearApp {
 }
 
 fn runtime() -> Runtime<ClearApp> {
+    runtime_with(RuntimeOptions::default())
+}
+
+fn runtime_with(options: RuntimeOptions) -> Runtime<ClearApp> {
     let document = web_sys::window().unwrap().document().unwrap();
     let canvas: web_sys::HtmlCanvasElement =
         document.create_element("canvas").unwrap().unchecked_into();
     canvas.set_width(64);
     canvas.set_height(64);
     document.body().unwrap().append_child(&canvas).unwrap();
-    Runtime::new(
-        Rc::new(ClearApp::default()),
-        canvas,
-        RuntimeOptions::default(),
-    )
+    Runtime::new(Rc::new(ClearApp::default()), canvas, options)
 }
 
 async fn wait_state(r: &Runtime<ClearApp>, state: &str, generation: u64) {
@@ -349,5 +356,28 @@ async fn a_frame_that_throws_through_wasm_is_reported_and_its_scopes_popped() {
     let status = r.status();
     assert_eq!(status.state.as_str(), "running");
     assert!(status.net.other >= 1, "{:?}", status.net);
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_build_that_throws_through_wasm_ends_in_a_fallback() {
+    let options = RuntimeOptions {
+        init_deadline_ms: 1000,
+        ..RuntimeOptions::default()
+    };
+    let r = runtime_with(options);
+    r.app().throw_in_build.set(true);
+    let shown: Rc<RefCell<Option<String>>> = Rc::default();
+    let s = shown.clone();
+    r.on_fallback(move |f| *s.borrow_mut() = Some(f.code().to_string()));
+    r.start();
+    wait_until("the fallback", || shown.borrow().is_some()).await;
+    assert_eq!(shown.borrow().as_deref(), Some("init-failed"));
+    let status = r.status();
+    assert_eq!(status.state.as_str(), "failed");
+    // Start again, without the throw: it runs.
+    r.app().throw_in_build.set(false);
+    r.start();
+    wait_until("running again", || r.status().state.as_str() == "running").await;
     r.stop();
 }

@@ -72,12 +72,26 @@ pub struct FrameInfo {
 }
 
 /// Runtime options.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RuntimeOptions {
     /// Init options.
     pub init: InitOptions,
     /// Backoff, cap and crash-loop limits.
     pub supervisor: SupervisorOptions,
+    /// How long one init attempt may take before it counts as failed (an
+    /// application `build` that threw through WebAssembly never returns).
+    pub init_deadline_ms: u32,
+}
+
+impl Default for RuntimeOptions {
+    /// Default init options and limits; an attempt may take 30 s.
+    fn default() -> Self {
+        RuntimeOptions {
+            init: InitOptions::default(),
+            supervisor: SupervisorOptions::default(),
+            init_deadline_ms: 30_000,
+        }
+    }
 }
 
 struct Live<R> {
@@ -105,6 +119,7 @@ struct Inner<A: App> {
     live: RefCell<Option<Rc<Live<A::Resources>>>>,
     initializing: RefCell<Option<Initializing>>,
     timer: RefCell<Option<Timeout>>,
+    attempt_deadline: RefCell<Option<Timeout>>,
     frame_loop: FrameLoop,
     canvas_owner: Cell<Option<u64>>,
     frames: Cell<u64>,
@@ -184,6 +199,7 @@ impl<A: App> Runtime<A> {
                 live: RefCell::new(None),
                 initializing: RefCell::new(None),
                 timer: RefCell::new(None),
+                attempt_deadline: RefCell::new(None),
                 frame_loop: FrameLoop::new(),
                 canvas_owner: Cell::new(None),
                 frames: Cell::new(0),
@@ -405,6 +421,9 @@ impl<A: App> Drop for Inner<A> {
         if let Ok(mut watchdog) = self.watchdog.try_borrow_mut() {
             watchdog.take();
         }
+        if let Ok(mut deadline) = self.attempt_deadline.try_borrow_mut() {
+            deadline.take();
+        }
         if let Ok(mut storm) = self.storm.try_borrow_mut() {
             storm.take();
         }
@@ -476,6 +495,7 @@ impl<A: App> Inner<A> {
             Command::BeginInit { attempt } => {
                 let runtime = this.clone();
                 let attempt = *attempt;
+                Inner::arm_deadline(this, attempt);
                 wasm_bindgen_futures::spawn_local(async move {
                     Inner::run_attempt(&runtime, attempt).await;
                 });
@@ -603,6 +623,38 @@ impl<A: App> Inner<A> {
             );
         }
         *slot = Some(listener);
+    }
+
+    /// Fails `attempt` if it is still under way after the deadline: an attempt
+    /// whose `build` threw through WebAssembly would otherwise hold the page in
+    /// `starting` or `recovering` for good.
+    fn arm_deadline(this: &Rc<Self>, attempt: u64) {
+        let weak = Rc::downgrade(this);
+        let deadline = Timeout::new(this.options.init_deadline_ms, move || {
+            let Some(runtime) = weak.upgrade() else {
+                return;
+            };
+            let current = runtime
+                .supervisor
+                .try_borrow()
+                .map(|s| s.attempt_in_flight() == Some(attempt))
+                .unwrap_or(false);
+            if current {
+                let failure = crate::supervisor::InitFailure::Resources(format!(
+                    "init attempt {attempt} did not finish in {} ms (did `build` throw through WebAssembly?)",
+                    runtime.options.init_deadline_ms
+                ));
+                runtime
+                    .context
+                    .net()
+                    .report_ref(&Fault::new(FaultKind::Exception, failure.describe()));
+                Inner::dispatch(&runtime, Event::InitFailed { attempt, failure });
+            }
+        });
+        if let Ok(mut slot) = this.attempt_deadline.try_borrow_mut() {
+            // Replacing an older attempt's deadline cancels it: that attempt is stale.
+            *slot = Some(deadline);
+        }
     }
 
     fn inject_loss(this: &Rc<Self>, gpu: &Gpu) {
