@@ -143,9 +143,10 @@ pub fn configure_canvas(
     Ok((context, format))
 }
 
-/// Everything one init produced, built whole once the canvas is configured.
-/// Dropping it removes the net listener and disarms the loss watcher; the device
-/// itself is destroyed by whoever owns the decision (the runtime).
+/// Everything one init produced, built whole once the canvas is configured (a
+/// struct literal: nothing is patched in afterwards). Dropping it removes the net
+/// listener and disarms the loss watcher; the device itself is let go by whoever
+/// owns the decision (the runtime, with [`Gpu::release`]).
 pub struct Gpu {
     /// The adapter's description.
     pub adapter_name: String,
@@ -159,8 +160,10 @@ pub struct Gpu {
     pub canvas: HtmlCanvasElement,
     /// Which device this is (1 for the first).
     pub generation: u64,
-    _net: NetListener,
-    _lost: LostWatch,
+    /// The installed `uncapturederror` listener (removed on drop).
+    pub listener: NetListener,
+    /// The armed loss watcher (disarmed on drop).
+    pub lost_watch: LostWatch,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -171,27 +174,6 @@ impl std::fmt::Debug for Gpu {
             .field("device", &self.device)
             .finish_non_exhaustive()
     }
-}
-
-/// What a `Gpu` is made of.
-#[derive(Debug)]
-pub struct GpuParts {
-    /// The adapter's description.
-    pub adapter_name: String,
-    /// The device.
-    pub device: GuardedDevice,
-    /// The canvas context.
-    pub context: GpuCanvasContext,
-    /// The canvas format.
-    pub format: GpuTextureFormat,
-    /// The canvas.
-    pub canvas: HtmlCanvasElement,
-    /// Which device this is.
-    pub generation: u64,
-    /// The installed `uncapturederror` listener.
-    pub net: NetListener,
-    /// The armed loss watcher.
-    pub lost: LostWatch,
 }
 
 /// What is known about the engine behind `navigator.gpu`, for the few places
@@ -234,19 +216,5 @@ impl Gpu {
     pub fn release(&self) {
         let _ = crate::web::catching::try_unconfigure(&self.context);
         self.device.retire();
-    }
-
-    /// Assembles a `Gpu` (for code that runs init itself).
-    pub fn new(parts: GpuParts) -> Self {
-        Gpu {
-            adapter_name: parts.adapter_name,
-            device: parts.device,
-            context: parts.context,
-            format: parts.format,
-            canvas: parts.canvas,
-            generation: parts.generation,
-            _net: parts.net,
-            _lost: parts.lost,
-        }
     }
 }

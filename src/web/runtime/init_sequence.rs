@@ -9,7 +9,7 @@ use std::rc::{Rc, Weak};
 
 use crate::supervisor::{Command, Event, InitFailure};
 use crate::web::device::GuardedDevice;
-use crate::web::init::{self, Gpu, GpuParts};
+use crate::web::init::{self, Gpu};
 use crate::web::js::now_ms;
 use crate::web::lost::watch_lost;
 
@@ -107,16 +107,16 @@ impl<A: App> Inner<A> {
             *slot = adapter_name.clone();
         }
         let t3 = now_ms();
-        let gpu = Gpu::new(GpuParts {
+        let gpu = Gpu {
             adapter_name,
             device: device.clone(),
             context,
             format,
             canvas: this.canvas.clone(),
             generation,
-            net,
-            lost,
-        });
+            listener: net,
+            lost_watch: lost,
+        };
         let built = this.app.build(&gpu).await;
         let t4 = now_ms();
         // Whatever a build armed for itself ends with it.
