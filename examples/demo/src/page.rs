@@ -451,7 +451,18 @@ fn arg(value: &JsValue) -> Arg {
 fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
     let app = runtime.app().clone();
     match kind {
-        "storm" => app.storm.set(true),
+        "storm" => {
+            // An invalid submit every frame (in its own submit: the scene keeps
+            // drawing) and 1000 uncaptured errors a second however slow the
+            // frames are, until "stop".
+            app.storm.set(true);
+            if let Err(message) = runtime.inject(Injection::Storm {
+                per_second: 1000,
+                for_ms: u32::MAX,
+            }) {
+                return JsValue::from_str(&message);
+            }
+        }
         "stop" => {
             app.storm.set(false);
             runtime.stop_storm();
