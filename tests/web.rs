@@ -77,6 +77,17 @@ fn is_firefox() -> bool {
         .is_some_and(|ua| ua.contains("Firefox"))
 }
 
+/// A 2048 x 2048 depth texture: the ladder's size that fits.
+fn depth_2048(label: &str) -> TextureSpec {
+    TextureSpec::d2(
+        label,
+        GpuTextureFormat::Depth32float,
+        2048,
+        2048,
+        RENDER_ATTACHMENT | TEXTURE_BINDING,
+    )
+}
+
 /// rgba32float 8192 x 8192 x 64 = 16 GiB: valid, and refused as out of memory.
 fn huge_texture(label: &str) -> TextureSpec {
     let mut spec = TextureSpec::d2(
@@ -471,13 +482,7 @@ async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
 #[wasm_bindgen_test]
 async fn the_oom_ladder_degrades_to_a_size_that_fits() {
     let d = device().await;
-    let medium = TextureSpec::d2(
-        "shadow-2048",
-        GpuTextureFormat::Depth32float,
-        2048,
-        2048,
-        RENDER_ATTACHMENT | TEXTURE_BINDING,
-    );
+    let medium = depth_2048("shadow-2048");
     let outcome = d
         .texture_ladder(&[huge_texture("shadow-huge"), medium])
         .await
@@ -706,13 +711,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         let name = level.as_str();
 
         // The ladder lands on the size that fits.
-        let medium = TextureSpec::d2(
-            "matrix-2048",
-            GpuTextureFormat::Depth32float,
-            2048,
-            2048,
-            RENDER_ATTACHMENT | TEXTURE_BINDING,
-        );
+        let medium = depth_2048("matrix-2048");
         let outcome = d
             .texture_ladder(&[huge_texture("matrix-huge"), medium])
             .await

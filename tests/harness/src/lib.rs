@@ -148,15 +148,7 @@ pub struct Driver {
     console: Arc<std::sync::Mutex<Vec<(Instant, String)>>>,
 }
 
-/// The former name of [`Driver`], for Chromium.
-pub type Chromedriver = Driver;
-
 impl Driver {
-    /// Starts chromedriver (the default).
-    pub fn start() -> Driver {
-        Driver::for_browser(Browser::Chromium)
-    }
-
     /// Starts the WebDriver server of `browser` on a free port and waits until it
     /// listens.
     pub fn for_browser(browser: Browser) -> Driver {

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use webgpu_guard_harness::{launch, new_profile, root, Chromedriver, Flags, Server};
+use webgpu_guard_harness::{launch, new_profile, root, Browser, Driver, Flags, Server};
 
 fn gzip_len(path: &Path) -> u64 {
     Command::new("gzip")
@@ -51,7 +51,7 @@ fn verdict(ok: bool) -> &'static str {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = root();
     let bench_dist = root.join("target").join("dist-bench");
-    let chromedriver = Chromedriver::start();
+    let chromedriver = Driver::for_browser(Browser::Chromium);
     let server = Server::start(bench_dist.clone());
     let profile = new_profile();
     let driver = launch(&chromedriver, &profile, Flags::WebGpu).await?;
@@ -322,7 +322,7 @@ async fn wait_generation(
 }
 
 async fn time_to_picture(
-    chromedriver: &Chromedriver,
+    chromedriver: &Driver,
     root: &Path,
 ) -> Result<Picture, Box<dyn std::error::Error>> {
     let server = Server::start(root.join("dist"));
