@@ -28,6 +28,7 @@ pub mod chaos;
 pub mod fault;
 pub mod fault_log;
 pub mod formats;
+pub mod frame_sampling;
 pub mod ledger;
 pub mod payload;
 pub mod rate_limit;

@@ -4,6 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::frame_sampling::FrameSampling;
 use crate::ledger::Ledger;
 use crate::web::inject::Injector;
 use crate::web::net::ErrorNet;
@@ -15,7 +16,9 @@ pub enum DiagnosticsLevel {
     /// supervisor stay on, and the library's own scopes (the out-of-memory ladder,
     /// shader creation) still run, because their answer decides what happens next.
     Off,
-    /// One scope set per phase and per frame (the default).
+    /// One scope set per phase, and per frame as [`FrameSampling`] says: one
+    /// frame in 8, every frame for a while after the net caught an error (the
+    /// default).
     Phases,
     /// Phase scopes, plus the Rust call site of every creation recorded under its
     /// label: a fault is attributed to its call through the object label the
@@ -23,7 +26,8 @@ pub enum DiagnosticsLevel {
     /// filter per phase.
     Attributed,
     /// One scope set per creation, with the Rust call site: every fault of a phase,
-    /// each named (the hunt; costs a scope round trip per creation).
+    /// each named, and every frame scoped (the hunt; costs a scope round trip per
+    /// creation).
     PerCall,
 }
 
@@ -61,6 +65,7 @@ pub struct GuardContext {
     ledger: Rc<RefCell<Ledger>>,
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
+    sampling: Rc<Cell<FrameSampling>>,
     net: ErrorNet,
     injector: Rc<Injector>,
 }
@@ -72,6 +77,7 @@ impl GuardContext {
             ledger: Rc::new(RefCell::new(Ledger::new())),
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
+            sampling: Rc::new(Cell::new(FrameSampling::default())),
             net,
             injector: Rc::new(Injector::default()),
         }
@@ -110,6 +116,27 @@ impl GuardContext {
     /// Sets the current frame number.
     pub fn set_frame(&self, frame: u64) {
         self.frame.set(frame);
+    }
+
+    /// Which frames get scopes.
+    pub fn frame_sampling(&self) -> FrameSampling {
+        self.sampling.get()
+    }
+
+    /// Changes which frames get scopes, effective from the next frame.
+    pub fn set_frame_sampling(&self, sampling: FrameSampling) {
+        self.sampling.set(sampling);
+    }
+
+    /// Whether frame `frame` gets scopes at the current level and sampling.
+    pub fn frame_is_scoped(&self, frame: u64) -> bool {
+        let level = self.level();
+        level != DiagnosticsLevel::Off
+            && self.sampling.get().scoped(
+                frame,
+                level == DiagnosticsLevel::PerCall,
+                self.net.last_uncaptured_frame(),
+            )
     }
 }
 

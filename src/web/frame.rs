@@ -1,13 +1,17 @@
 //! Frame scopes: one scope set spanning `queue.submit`, never awaited in the frame.
 
 use crate::fault::Origin;
-use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;
 use crate::web::scope::{Filter, ScopeSet};
 
 /// The scopes of one frame, spanning `queue.submit` (a command buffer is validated
 /// when it is submitted). Popped when dropped, without awaiting: what they caught
 /// reaches the fault sink a frame or two later, tagged with the frame number.
+///
+/// Not every frame is scoped: [`crate::frame_sampling::FrameSampling`] decides
+/// (one in 8 by default, every frame after the net caught an error, every frame at
+/// the per-call level). An error in an unscoped frame reaches the net, tagged with
+/// the frame during which it arrived.
 ///
 /// ```no_run
 /// # fn demo(device: &webgpu_guard::web::GuardedDevice, commands: web_sys::GpuCommandBuffer)
@@ -26,12 +30,14 @@ pub struct FrameScope {
 }
 
 impl GuardedDevice {
-    /// Opens the scopes of frame `frame` (every filter, in one call; none with
-    /// [`DiagnosticsLevel::Off`]) and makes `frame` the context's current frame.
+    /// Makes `frame` the context's current frame and, if the sampling picks it,
+    /// opens its scopes (every filter, in one call; never with
+    /// [`crate::web::DiagnosticsLevel::Off`]).
     pub fn begin_frame(&self, frame: u64) -> FrameScope {
-        self.context().set_frame(frame);
+        let context = self.context();
+        context.set_frame(frame);
         self.enter_frame();
-        let scopes = (self.level() != DiagnosticsLevel::Off).then(|| {
+        let scopes = context.frame_is_scoped(frame).then(|| {
             ScopeSet::push(self, &Filter::ALL).tagged(Origin {
                 frame: Some(frame),
                 ..Origin::default()
@@ -49,6 +55,11 @@ impl FrameScope {
     /// The frame number.
     pub fn frame(&self) -> u64 {
         self.frame
+    }
+
+    /// Whether this frame has scopes (see [`crate::frame_sampling::FrameSampling`]).
+    pub fn is_scoped(&self) -> bool {
+        self.scopes.is_some()
     }
 
     /// Ends the frame: pops (after `queue.submit`) without awaiting.

@@ -90,6 +90,7 @@ pub struct ErrorNet {
     frame: Rc<Cell<u64>>,
     reentrant_failures: Rc<Cell<u64>>,
     handler_us: Rc<Cell<f64>>,
+    last_uncaptured_frame: Rc<Cell<Option<u64>>>,
 }
 
 impl std::fmt::Debug for ErrorNet {
@@ -109,6 +110,7 @@ impl ErrorNet {
             frame,
             reentrant_failures: Rc::new(Cell::new(0)),
             handler_us: Rc::new(Cell::new(0.0)),
+            last_uncaptured_frame: Rc::new(Cell::new(None)),
         }
     }
 
@@ -153,6 +155,11 @@ impl ErrorNet {
     /// The frame number uncaptured errors are tagged with.
     pub fn frame(&self) -> u64 {
         self.frame.get()
+    }
+
+    /// The frame during which the last uncaptured error arrived, if any.
+    pub fn last_uncaptured_frame(&self) -> Option<u64> {
+        self.last_uncaptured_frame.get()
     }
 
     /// Reports `fault` unless it was reported already; returns it marked as
@@ -214,7 +221,9 @@ impl ErrorNet {
             event.prevent_default();
             match event.dyn_ref::<GpuUncapturedErrorEvent>() {
                 Some(uncaptured) => {
-                    let mut fault = to_fault(&uncaptured.error()).in_frame(net.frame.get());
+                    let frame = net.frame.get();
+                    net.last_uncaptured_frame.set(Some(frame));
+                    let mut fault = to_fault(&uncaptured.error()).in_frame(frame);
                     // Uncaptured errors carry no origin: the message is all there
                     // is, and only some engines quote the label in it.
                     if let Some(label) = label_in_message(&fault.message) {

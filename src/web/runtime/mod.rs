@@ -256,6 +256,12 @@ impl<A: App> Runtime<A> {
         self.inner.context.set_level(level);
     }
 
+    /// Changes which frames get scopes (one in 8 by default), effective from the
+    /// next frame.
+    pub fn set_frame_sampling(&self, sampling: crate::frame_sampling::FrameSampling) {
+        self.inner.context.set_frame_sampling(sampling);
+    }
+
     /// Runs `f` on the live GPU state, if the device is running.
     pub fn with_live<R>(&self, f: impl FnOnce(&Gpu, &A::Resources) -> R) -> Option<R> {
         let live = self.inner.live.try_borrow().ok()?.clone()?;
