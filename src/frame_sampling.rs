@@ -48,7 +48,7 @@ impl FrameSampling {
     /// level); `last_net_error_frame` is the frame during which the net last caught
     /// an uncaptured error, if any.
     pub fn scoped(self, frame: u64, all_frames: bool, last_net_error_frame: Option<u64>) -> bool {
-        if all_frames || frame % u64::from(self.every) == 0 {
+        if all_frames || frame.is_multiple_of(u64::from(self.every)) {
             return true;
         }
         match last_net_error_frame {
@@ -90,7 +90,7 @@ mod tests {
         let after = 13 + FrameSampling::HUNT_FRAMES + 1;
         assert_eq!(
             sampling.scoped(after, false, seen),
-            after % 8 == 0,
+            after.is_multiple_of(8),
             "back to one in eight"
         );
     }
