@@ -1,18 +1,19 @@
 //! Runs every benchmark and returns the figures as JSON.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
-    GpuBufferDescriptor, GpuLoadOp, GpuRenderPassColorAttachment, GpuRenderPassDescriptor,
-    GpuStoreOp, GpuTextureFormat, HtmlCanvasElement,
+    GpuLoadOp, GpuRenderPassColorAttachment, GpuRenderPassDescriptor, GpuStoreOp, GpuTextureFormat,
+    HtmlCanvasElement,
 };
+use webgpu_guard::chaos::Injection;
+use webgpu_guard::frame_sampling::FrameSampling;
 use webgpu_guard::payload::Payload;
-use webgpu_guard::web::alloc::{MAP_READ, MAP_WRITE, RENDER_ATTACHMENT};
+use webgpu_guard::web::alloc::RENDER_ATTACHMENT;
 use webgpu_guard::web::js::{describe, now_ms, nullable};
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{init, ErrorNet, GuardedDevice, Runtime, TextureSpec};
+use webgpu_guard::web::{init, DiagnosticsLevel, GuardedDevice, Runtime, TextureSpec};
 
 use crate::startup::{self, Strategy};
 use webgpu_guard_demo::scene::{DemoApp, SceneData};
@@ -39,19 +40,6 @@ fn median(values: &[f64]) -> f64 {
 fn list(values: &[f64]) -> String {
     let items: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
     format!("[{}]", items.join(", "))
-}
-
-async fn next_frame() -> f64 {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.request_animation_frame(&resolve);
-        }
-    });
-    wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(0.0)
 }
 
 async fn flush(d: &GuardedDevice) {
@@ -110,121 +98,106 @@ fn offscreen_frame(d: &GuardedDevice, target: &web_sys::GpuTextureView) -> Resul
 
 async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
     let kit = startup::kit(d).await.map_err(|f| f.to_string())?;
+    let js_kit = startup::js_kit(d);
     for strategy in Strategy::ALL {
         startup::measure(d, &kit, strategy)
             .await
             .map_err(|f| f.to_string())?;
+        startup::measure_js(d, &js_kit, strategy).await?;
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); Strategy::ALL.len()];
+    let mut js_times: Vec<Vec<f64>> = vec![Vec::new(); Strategy::ALL.len()];
     for repeat in 0..REPEATS {
         progress(&format!("start-up, repeat {}/{REPEATS}", repeat + 1));
         for k in 0..Strategy::ALL.len() {
             let index = (k + repeat) % Strategy::ALL.len();
-            let ms = startup::measure(d, &kit, Strategy::ALL[index])
-                .await
-                .map_err(|f| f.to_string())?;
+            let strategy = Strategy::ALL[index];
+            // Library and hand-written JavaScript back to back, the order alternating.
+            let (ms, js_ms) = if repeat % 2 == 0 {
+                let ms = startup::measure(d, &kit, strategy)
+                    .await
+                    .map_err(|f| f.to_string())?;
+                (ms, startup::measure_js(d, &js_kit, strategy).await?)
+            } else {
+                let js_ms = startup::measure_js(d, &js_kit, strategy).await?;
+                let ms = startup::measure(d, &kit, strategy)
+                    .await
+                    .map_err(|f| f.to_string())?;
+                (ms, js_ms)
+            };
             times[index].push(ms);
+            js_times[index].push(js_ms);
         }
     }
     let rows: Vec<String> = Strategy::ALL
         .iter()
-        .zip(&times)
-        .map(|(s, t)| {
+        .zip(times.iter().zip(&js_times))
+        .map(|(s, (t, js))| {
             format!(
-                "{{\"name\": {:?}, \"median_ms\": {:.3}, \"runs\": {}}}",
+                "{{\"name\": {:?}, \"median_ms\": {:.3}, \"js_median_ms\": {:.3}, \"runs\": {}, \"js_runs\": {}}}",
                 s.name(),
                 median(t),
-                list(t)
+                median(js),
+                list(t),
+                list(js)
             )
         })
         .collect();
     Ok(format!("[{}]", rows.join(", ")))
 }
 
+/// The frame scope's cost in a tight loop of small offscreen frames: no scopes,
+/// a scope on every frame, and the default sampling (one frame in 8).
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
-    let mut in_frame = [Vec::new(), Vec::new()];
-    let mut per_frame_total = [Vec::new(), Vec::new()];
-    const FRAMES: usize = 200;
-    for block in 0..12 {
-        let scoped = block % 2;
+    const MODES: [(&str, u32); 3] = [
+        ("none", 0),
+        ("every", 1),
+        ("default", FrameSampling::DEFAULT_EVERY),
+    ];
+    let mut in_frame = vec![Vec::new(); MODES.len()];
+    let mut per_frame_total = vec![Vec::new(); MODES.len()];
+    const FRAMES: usize = 400;
+    let mut number = 0u64;
+    for block in 0..(MODES.len() * 8) {
+        let mode = block % MODES.len();
+        let (_, every) = MODES[mode];
+        if every == 0 {
+            d.set_level(DiagnosticsLevel::Off);
+        } else {
+            d.set_level(DiagnosticsLevel::Phases);
+            d.context().set_frame_sampling(FrameSampling::every(every));
+        }
         let mut cpu = 0.0;
         let block_start = now_ms();
-        for n in 0..FRAMES {
+        for _ in 0..FRAMES {
+            number += 1;
             let t = now_ms();
-            let scope = (scoped == 1).then(|| d.begin_frame(n as u64));
+            let scope = d.begin_frame(number);
             offscreen_frame(d, &view).map_err(|e| describe(&e))?;
-            if let Some(scope) = scope {
-                scope.end();
-            }
+            scope.end();
             cpu += now_ms() - t;
         }
         flush(d).await;
-        if block >= 2 {
-            in_frame[scoped].push(cpu / FRAMES as f64);
-            per_frame_total[scoped].push((now_ms() - block_start) / FRAMES as f64);
+        if block >= MODES.len() {
+            in_frame[mode].push(cpu / FRAMES as f64);
+            per_frame_total[mode].push((now_ms() - block_start) / FRAMES as f64);
         }
     }
-    Ok(format!(
-        "{{\"none_cpu_ms\": {:.4}, \"scoped_cpu_ms\": {:.4}, \"none_total_ms\": {:.4}, \"scoped_total_ms\": {:.4}}}",
-        median(&in_frame[0]),
-        median(&in_frame[1]),
-        median(&per_frame_total[0]),
-        median(&per_frame_total[1])
-    ))
-}
-
-async fn storm_figures(d: &GuardedDevice) -> Result<String, String> {
-    let frame_counter = Rc::new(Cell::new(0u64));
-    let net = ErrorNet::new(frame_counter.clone());
-    let _listener = net.install(d.raw());
-    let (_target, view) = offscreen_target(d, "bench-storm-target")?;
-    let bad = GpuBufferDescriptor::new(16, MAP_READ | MAP_WRITE);
-    bad.set_label("storm-buffer");
-    let mut results = Vec::new();
-    for (name, rate) in [("clean", 0.0f64), ("storm", 1000.0)] {
-        progress(&format!("storm: {name}"));
-        let before = net.stats();
-        let mut intervals = Vec::new();
-        let mut cpu = Vec::new();
-        let mut owed = 0.0;
-        let mut last = next_frame().await;
-        let start = last;
-        let wall_start = now_ms();
-        while last - start < 3000.0 {
-            let now = next_frame().await;
-            let dt = now - last;
-            last = now;
-            intervals.push(dt);
-            frame_counter.set(frame_counter.get() + 1);
-            let t = now_ms();
-            owed += rate * dt / 1000.0;
-            while owed >= 1.0 {
-                let _ = d.raw().create_buffer(&bad);
-                owed -= 1.0;
-            }
-            offscreen_frame(d, &view).map_err(|e| describe(&e))?;
-            cpu.push(now_ms() - t);
-        }
-        flush(d).await;
-        // Errors arrive after the calls that caused them: count lines over the whole
-        // span in which they were written, the tail until the flush included.
-        let seconds = (now_ms() - wall_start) / 1000.0;
-        let after = net.stats();
-        let errors = (after.validation - before.validation) as f64;
-        let lines = (after.logged - before.logged) as f64;
-        let handler_ms = (after.handler_us - before.handler_us) as f64 / 1000.0;
-        let frames = intervals.len() as f64;
-        results.push(format!(
-            "{{\"name\": {name:?}, \"frame_ms\": {:.3}, \"main_thread_ms\": {:.4}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"seconds\": {:.2}}}",
-            median(&intervals),
-            (cpu.iter().sum::<f64>() + handler_ms) / frames,
-            errors / seconds,
-            lines / seconds,
-            seconds
-        ));
-    }
-    Ok(format!("[{}]", results.join(", ")))
+    d.set_level(DiagnosticsLevel::Phases);
+    d.context().set_frame_sampling(FrameSampling::default());
+    let rows: Vec<String> = MODES
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            format!(
+                "{{\"name\": {name:?}, \"cpu_ms\": {:.4}, \"total_ms\": {:.4}}}",
+                median(&in_frame[i]),
+                median(&per_frame_total[i])
+            )
+        })
+        .collect();
+    Ok(format!("[{}]", rows.join(", ")))
 }
 
 async fn recovery_figures() -> Result<String, String> {
@@ -285,14 +258,15 @@ async fn recovery_figures() -> Result<String, String> {
         let t = s.last_init.ok_or("no timings")?;
         rows.push((t, app.pipeline_wait_ms.get()));
     }
-    // The frame scope on the demo's real frame: alternate 2 s blocks off / on.
+    // The frame scope on the demo's real frame: alternate 2 s blocks, no scopes
+    // and the default.
     let mut per_frame = [Vec::new(), Vec::new()];
     for block in 0..6 {
         let scoped = block % 2;
         runtime.set_level(if scoped == 1 {
-            webgpu_guard::web::DiagnosticsLevel::Phases
+            DiagnosticsLevel::Phases
         } else {
-            webgpu_guard::web::DiagnosticsLevel::Off
+            DiagnosticsLevel::Off
         });
         progress(&format!("scene frame cost, block {}/6", block + 1));
         let before = runtime.status();
@@ -301,6 +275,44 @@ async fn recovery_figures() -> Result<String, String> {
         let frames = (after.frames - before.frames).max(1) as f64;
         per_frame[scoped].push((after.frame_ms_total - before.frame_ms_total) / frames);
     }
+    runtime.set_level(DiagnosticsLevel::Phases);
+    // The storm on the demo's scene: 3 s clean, then 3 s of 1000 uncaptured
+    // errors a second (the injector's timer), the default level.
+    let mut storm_rows = Vec::new();
+    for (name, rate) in [("clean", 0u32), ("storm", 1000)] {
+        progress(&format!("storm on the scene: {name}"));
+        if rate > 0 {
+            runtime
+                .inject(Injection::Storm {
+                    per_second: rate,
+                    for_ms: 3000,
+                })
+                .map_err(|e| e.to_string())?;
+        }
+        let before = runtime.status();
+        let stats_before = runtime.net().stats();
+        let wall = now_ms();
+        gloo_timers::future::TimeoutFuture::new(3000).await;
+        let after = runtime.status();
+        // Errors land after the calls that caused them: let the tail arrive.
+        gloo_timers::future::TimeoutFuture::new(300).await;
+        let stats = runtime.net().stats();
+        let seconds = (now_ms() - wall) / 1000.0;
+        let frames = (after.frames - before.frames).max(1) as f64;
+        let frame_ms = (after.frame_ms_total - before.frame_ms_total) / frames;
+        let errors = (stats.validation - stats_before.validation) as f64;
+        let handler_ms = (stats.handler_us - stats_before.handler_us) as f64 / 1000.0;
+        storm_rows.push(format!(
+            "{{\"name\": {name:?}, \"frame_main_thread_ms\": {:.4}, \"handler_ms_per_frame\": {:.4}, \"handler_us_per_error\": {:.2}, \"frame_interval_ms\": {:.2}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"max_lines_in_a_second\": {}}}",
+            frame_ms,
+            handler_ms / frames,
+            if errors > 0.0 { handler_ms * 1000.0 / errors } else { 0.0 },
+            (seconds - 0.3) * 1000.0 / frames,
+            errors / seconds,
+            (stats.logged - stats_before.logged) as f64 / seconds,
+            stats.max_lines_in_a_second
+        ));
+    }
     runtime.set_level(webgpu_guard::web::DiagnosticsLevel::Phases);
     runtime.stop();
     let pick = |f: &dyn Fn(&(webgpu_guard::web::runtime::InitTimings, f64)) -> f64| {
@@ -308,7 +320,7 @@ async fn recovery_figures() -> Result<String, String> {
     };
     Ok(format!(
         "{{\"cold\": {{\"navigation_to_first_frame_ms\": {:.2}, \"assets_ms\": {:.2}, \"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}}}, \
-          \"scene_frame\": {{\"none_ms\": {:.4}, \"scoped_ms\": {:.4}}}, \"recovery\": {{\"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}, \"runs\": {}}}}}",
+          \"scene_frame\": {{\"none_ms\": {:.4}, \"scoped_ms\": {:.4}}}, \"scene_storm\": [{}], \"recovery\": {{\"adapter_ms\": {:.2}, \"device_ms\": {:.2}, \"configure_ms\": {:.2}, \"resources_ms\": {:.2}, \"pipeline_wait_ms\": {:.2}, \"to_first_frame_ms\": {:.2}, \"runs\": {}}}}}",
         since_navigation,
         assets_ms,
         cold.adapter_ms,
@@ -319,6 +331,7 @@ async fn recovery_figures() -> Result<String, String> {
         cold.to_first_frame_ms + assets_ms,
         median(&per_frame[0]),
         median(&per_frame[1]),
+        storm_rows.join(", "),
         pick(&|r| r.0.adapter_ms),
         pick(&|r| r.0.device_ms),
         pick(&|r| r.0.configure_ms),
@@ -339,10 +352,9 @@ pub async fn all() -> Result<String, String> {
     let startup = startup_figures(&d).await?;
     progress("frame cost");
     let frames = frame_figures(&d).await?;
-    let storm = storm_figures(&d).await?;
     d.destroy();
     progress("done");
     Ok(format!(
-        "{{\"startup\": {startup}, \"frame\": {frames}, \"storm\": {storm}, \"recovery\": {recovery}}}"
+        "{{\"startup\": {startup}, \"frame\": {frames}, \"recovery\": {recovery}}}"
     ))
 }

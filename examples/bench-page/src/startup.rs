@@ -44,6 +44,17 @@ impl Strategy {
         Strategy::Attributed,
     ];
 
+    /// The strategy's name in the hand-written JavaScript baseline (`baseline.js`).
+    pub fn baseline_name(self) -> &'static str {
+        match self {
+            Strategy::None => "none",
+            Strategy::Phases => "phases",
+            Strategy::PerResourceAwaited => "per-resource-awaited",
+            Strategy::PerCallTogether => "per-call",
+            Strategy::Attributed => "attributed",
+        }
+    }
+
     /// The row name.
     pub fn name(self) -> &'static str {
         match self {
@@ -142,6 +153,39 @@ async fn flush(d: &GuardedDevice) {
     let done: js_sys::Promise =
         wasm_bindgen::JsCast::unchecked_into(d.queue().on_submitted_work_done());
     let _ = wasm_bindgen_futures::JsFuture::from(done).await;
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/baseline.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = baselineKit)]
+    fn baseline_kit(device: &web_sys::GpuDevice) -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = baselineMeasure, catch)]
+    fn baseline_measure(
+        device: &web_sys::GpuDevice,
+        kit: &wasm_bindgen::JsValue,
+        strategy: &str,
+    ) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+}
+
+/// The hand-written JavaScript workload's kit (`baseline.js`).
+pub fn js_kit(d: &GuardedDevice) -> wasm_bindgen::JsValue {
+    baseline_kit(d.raw())
+}
+
+/// The same workload and strategy written by hand in JavaScript, no library:
+/// milliseconds, measured the same way.
+pub async fn measure_js(
+    d: &GuardedDevice,
+    kit: &wasm_bindgen::JsValue,
+    strategy: Strategy,
+) -> Result<f64, String> {
+    let promise = baseline_measure(d.raw(), kit, strategy.baseline_name())
+        .map_err(|e| webgpu_guard::web::js::describe(&e))?;
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|e| webgpu_guard::web::js::describe(&e))?
+        .as_f64()
+        .ok_or_else(|| "the baseline returned no number".to_string())
 }
 
 /// Milliseconds from the first creation until every resource is known good (or,

@@ -29,8 +29,8 @@ impl Default for OrbitCamera {
 impl OrbitCamera {
     /// The eye position.
     pub fn eye(&self) -> Vec3 {
-        let (sy, cy) = self.yaw.sin_cos();
-        let (sp, cp) = self.pitch.sin_cos();
+        let (sy, cy) = crate::math::sin_cos(self.yaw);
+        let (sp, cp) = crate::math::sin_cos(self.pitch);
         [
             self.target[0] + self.distance * cp * sy,
             self.target[1] + self.distance * sp,

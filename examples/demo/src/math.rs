@@ -6,6 +6,32 @@ pub type Vec3 = [f32; 3];
 /// A column-major 4x4 matrix.
 pub type Mat4 = [f32; 16];
 
+/// `(sin x, cos x)`. In the browser through JavaScript's `Math`: Rust's own
+/// trigonometry would add about 6 KB to the `.wasm`.
+pub fn sin_cos(x: f32) -> (f32, f32) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let x = f64::from(x);
+        (js_sys::Math::sin(x) as f32, js_sys::Math::cos(x) as f32)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        x.sin_cos()
+    }
+}
+
+/// `tan x`, through JavaScript's `Math` in the browser (see [`sin_cos`]).
+pub fn tan(x: f32) -> f32 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Math::tan(f64::from(x)) as f32
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        x.tan()
+    }
+}
+
 /// `a - b`.
 pub fn sub(a: Vec3, b: Vec3) -> Vec3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
@@ -82,7 +108,7 @@ pub fn look_at(eye: Vec3, target: Vec3, up: Vec3) -> Mat4 {
 /// A right-handed perspective projection with depth in 0..1.
 #[rustfmt::skip]
 pub fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
-    let f = 1.0 / (fov_y / 2.0).tan();
+    let f = 1.0 / tan(fov_y / 2.0);
     let nf = 1.0 / (near - far);
     [
         f / aspect, 0.0, 0.0, 0.0,

@@ -99,6 +99,7 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "adapter", status.adapter.as_str().into());
     set(&o, "level", status.level.as_str().into());
     set(&o, "frameMs", status.frame_ms.into());
+    set(&o, "pipelinesMs", app.pipeline_wait_ms.get().into());
     set(&o, "loopAlive", status.loop_alive.into());
     set(&o, "stalled", status.stalled.into());
     set(

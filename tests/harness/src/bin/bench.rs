@@ -47,20 +47,30 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = root();
+/// The engines to measure: `BENCH_BROWSERS` (e.g. `chromium`), both by default.
+fn engines() -> Vec<Browser> {
+    let wanted = std::env::var("BENCH_BROWSERS").unwrap_or_else(|_| "chromium,firefox".into());
+    [Browser::Chromium, Browser::Firefox]
+        .into_iter()
+        .filter(|b| wanted.split(',').any(|w| w.trim() == b.name()))
+        .collect()
+}
+
+fn engine_words(browser: Browser) -> &'static str {
+    match browser {
+        Browser::Chromium => "Chromium headless, Dawn, WebGPU on SwiftShader (software)",
+        Browser::Firefox => "Firefox ESR headless, wgpu, WebGPU on lavapipe (software Vulkan)",
+    }
+}
+
+/// Runs the bench page in `browser` and returns its JSON.
+async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::error::Error>> {
     let bench_dist = root.join("target").join("dist-bench");
-    let chromedriver = Driver::for_browser(Browser::Chromium);
+    let webdriver = Driver::for_browser(browser);
     let server = Server::start(bench_dist.clone());
     let profile = new_profile();
-    let driver = launch(&chromedriver, &profile, Flags::WebGpu).await?;
-    let page = if bench_dist.join("bench.html").exists() {
-        "bench.html"
-    } else {
-        "index.html"
-    };
-    driver.goto(server.url(page)).await?;
+    let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
+    driver.goto(server.url("bench.html")).await?;
     let deadline = Instant::now() + Duration::from_secs(900);
     let mut last_progress = String::new();
     let results: Value = loop {
@@ -74,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .clone();
         let progress = got[1].as_str().unwrap_or_default().to_string();
         if progress != last_progress {
-            eprintln!("[bench] {progress}");
+            eprintln!("[bench {}] {progress}", browser.name());
             last_progress = progress;
         }
         if let Some(text) = got[0].as_str() {
@@ -85,44 +95,88 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
-    drop(profile);
     let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
-    let picture = time_to_picture(&chromedriver, &root).await;
-    drop(chromedriver);
-    std::fs::write(
-        root.join("target").join("bench-results.json"),
-        results.to_string(),
-    )?;
+    drop(profile);
     if let Some(error) = results.get("error") {
         return Err(format!("the bench page failed: {error}").into());
     }
+    Ok(results)
+}
 
-    let machine = format!(
-        "{} CPUs, {}",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(0),
-        "Chromium, WebGPU on SwiftShader (software)"
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = root();
+    let mut all = serde_json::Map::new();
+    let mut reports = Vec::new();
+    for browser in engines() {
+        let results = match run_page(browser, &root).await {
+            Ok(r) => r,
+            Err(e) => {
+                reports.push((browser, Err(e.to_string()), None));
+                continue;
+            }
+        };
+        let picture = time_to_picture(browser, &root)
+            .await
+            .map_err(|e| e.to_string());
+        all.insert(browser.name().into(), results.clone());
+        reports.push((browser, Ok(results), Some(picture)));
+    }
+    std::fs::write(
+        root.join("target").join("bench-results.json"),
+        Value::Object(all).to_string(),
+    )?;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    println!("webgpu-guard benchmarks ({cpus} CPUs); medians, ratios within one engine's run");
+    for (browser, results, picture) in &reports {
+        println!("\n=== {} ===", engine_words(*browser));
+        match results {
+            Ok(results) => report(results),
+            Err(e) => println!("  not measured: {e}"),
+        }
+        match picture {
+            Some(Ok(p)) => print_time_to_picture(p),
+            Some(Err(e)) => println!("\nTime to picture: not measured ({e})"),
+            None => {}
+        }
+    }
+    print_sizes(&root);
+    Ok(())
+}
+
+fn report(results: &Value) {
+    println!("\nStart-up of 240 mixed resources (100 buffers, 60 textures, 20 samplers, 40 bind groups, 20 pipelines), median of 7,");
+    println!(
+        "the library against the same workload written by hand in plain JavaScript (baseline.js):"
     );
-    println!("webgpu-guard benchmarks ({machine}); medians, ratios within this run\n");
-
-    println!("Start-up of 240 mixed resources (100 buffers, 60 textures, 20 samplers, 40 bind groups, 20 pipelines), median of 7:");
     let rows = results["startup"].as_array().cloned().unwrap_or_default();
     let base = rows.first().map(|r| f(&r["median_ms"])).unwrap_or(f64::NAN);
     println!(
-        "  {:<42} {:>10} {:>10} {:>8}",
-        "strategy", "ms", "added ms", "ratio"
+        "  {:<42} {:>9} {:>9} {:>9} {:>12}",
+        "strategy", "library", "added", "plain JS", "library/JS"
     );
     for r in &rows {
         let ms = f(&r["median_ms"]);
+        let js = f(&r["js_median_ms"]);
         println!(
-            "  {:<42} {:>10.2} {:>10.2} {:>8.2}",
+            "  {:<42} {:>9.2} {:>9.2} {:>9.2} {:>12.2}",
             r["name"].as_str().unwrap_or("?"),
             ms,
             ms - base,
-            ms / base
+            js,
+            ms / js
         );
     }
+    let worst = rows
+        .iter()
+        .map(|r| f(&r["median_ms"]) / f(&r["js_median_ms"]))
+        .fold(0.0f64, f64::max);
+    println!(
+        "  target: the library within 1.2x of hand-written JS for every strategy: worst {worst:.2}x -> {}",
+        verdict(worst <= 1.2)
+    );
     let added = |i: usize| {
         rows.get(i)
             .map(|r| f(&r["median_ms"]) - base)
@@ -144,74 +198,101 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    let fr = &results["frame"];
-    let (none, scoped) = (f(&fr["none_cpu_ms"]), f(&fr["scoped_cpu_ms"]));
-    let (none_total, scoped_total) = (f(&fr["none_total_ms"]), f(&fr["scoped_total_ms"]));
-    println!("\nFrame cost (main thread, per frame, small offscreen frame):");
+    println!("\nFrame scopes (main thread per frame, tight loop of small offscreen frames, pops resolved):");
+    let frames = results["frame"].as_array().cloned().unwrap_or_default();
+    let by_name = |name: &str| {
+        frames
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| (f(&r["cpu_ms"]), f(&r["total_ms"])))
+            .unwrap_or((f64::NAN, f64::NAN))
+    };
+    let (none_cpu, none_total) = by_name("none");
+    let (every_cpu, every_total) = by_name("every");
+    let (default_cpu, default_total) = by_name("default");
     println!(
-        "  in the frame:   no scope {none:.4} ms, frame scope {scoped:.4} ms ({:+.1}%)",
-        (scoped / none - 1.0) * 100.0
+        "  no scopes          {none_cpu:.4} ms in the frame, {none_total:.4} ms with pops resolved"
     );
     println!(
-        "  with pops resolved: no scope {none_total:.4} ms, frame scope {scoped_total:.4} ms ({:+.1}%)",
-        (scoped_total / none_total - 1.0) * 100.0
+        "  every frame scoped {every_cpu:.4} ms, {every_total:.4} ms: fixed cost {:.4} ms a frame",
+        every_total - none_total
+    );
+    println!(
+        "  default (1 in 8)   {default_cpu:.4} ms, {default_total:.4} ms: {:.4} ms a frame",
+        default_total - none_total
     );
     let scene = &results["recovery"]["scene_frame"];
-    let (scene_none, scene_scoped) = (f(&scene["none_ms"]), f(&scene["scoped_ms"]));
+    let (scene_none, scene_default) = (f(&scene["none_ms"]), f(&scene["scoped_ms"]));
     println!(
-        "  the demo's frame:   no scope {scene_none:.4} ms, frame scope {scene_scoped:.4} ms ({:+.1}%)",
-        (scene_scoped / scene_none - 1.0) * 100.0
+        "  the demo's frame (2 s blocks): no scopes {scene_none:.4} ms, default {scene_default:.4} ms ({:+.1}%, within the noise of a software GPU)",
+        (scene_default / scene_none - 1.0) * 100.0
     );
-    // The demo-frame difference is within the noise of a software GPU sharing the
-    // CPU; the verdict uses the scope's fixed cost, measured in a tight loop,
-    // against the demo's frame.
-    let fixed = scoped_total - none_total;
+    // The per-frame cost is measured in the tight loop, where it is not lost in
+    // the noise, and compared with the demo's frame.
+    let default_cost = (default_total - none_total).max(0.0);
+    let every_cost = (every_total - none_total).max(0.0);
     println!(
-        "  target: a frame scope adds <= 2% main-thread time per frame: fixed ~{fixed:.3} ms = {:.1}% of the demo's {scene_none:.2} ms frame -> {}",
-        fixed / scene_none * 100.0,
-        verdict(fixed <= scene_none * 0.02)
+        "  target: frame scopes add <= 2% of the demo's {scene_none:.2} ms frame by default: {default_cost:.4} ms = {:.1}% -> {} (every frame: {:.1}%)",
+        default_cost / scene_none * 100.0,
+        verdict(default_cost <= scene_none * 0.02),
+        every_cost / scene_none * 100.0
     );
 
-    let storm = results["storm"].as_array().cloned().unwrap_or_default();
-    println!("\nUncaptured-error storm (3 s each, rAF-driven):");
+    let storm = results["recovery"]["scene_storm"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    println!("\nStorm of uncaptured errors on the demo's scene (3 s each, default level):");
     println!(
-        "  {:<8} {:>10} {:>16} {:>10} {:>10}",
-        "run", "frame ms", "main thread ms", "errors/s", "lines/s"
+        "  {:<7} {:>14} {:>16} {:>13} {:>10} {:>9} {:>8} {:>13}",
+        "run",
+        "frame main ms",
+        "handler ms/frame",
+        "us per error",
+        "interval",
+        "errors/s",
+        "lines/s",
+        "max lines/1s"
     );
     for r in &storm {
         println!(
-            "  {:<8} {:>10.2} {:>16.4} {:>10.1} {:>10.2}",
+            "  {:<7} {:>14.4} {:>16.4} {:>13.2} {:>10.2} {:>9.1} {:>8.2} {:>13}",
             r["name"].as_str().unwrap_or("?"),
-            f(&r["frame_ms"]),
-            f(&r["main_thread_ms"]),
+            f(&r["frame_main_thread_ms"]),
+            f(&r["handler_ms_per_frame"]),
+            f(&r["handler_us_per_error"]),
+            f(&r["frame_interval_ms"]),
             f(&r["errors_per_s"]),
-            f(&r["lines_per_s"])
+            f(&r["lines_per_s"]),
+            r["max_lines_in_a_second"]
         );
     }
     if let [clean, hot] = &storm[..] {
-        let ratio = f(&hot["frame_ms"]) / f(&clean["frame_ms"]);
+        let share = f(&hot["handler_ms_per_frame"]) / f(&clean["frame_main_thread_ms"]);
         println!(
-            "  target: frame time within 5% of clean: {:+.1}% -> {}",
-            (ratio - 1.0) * 100.0,
-            verdict(ratio <= 1.05)
+            "  target: the library's share (the handler) within 5% of a clean frame's main-thread time: {:.1}% -> {}",
+            share * 100.0,
+            verdict(share <= 0.05)
         );
+        let max_lines = hot["max_lines_in_a_second"].as_u64().unwrap_or(u64::MAX);
         println!(
-            "  target: at most 6 lines a second: {:.2} -> {}",
+            "  target: at most 6 lines a second: {:.2} on average, {max_lines} at most in any second -> {}",
             f(&hot["lines_per_s"]),
-            verdict(f(&hot["lines_per_s"]) <= 6.0)
+            verdict(f(&hot["lines_per_s"]) <= 6.0 && max_lines <= 6)
         );
     }
 
     let cold = &results["recovery"]["cold"];
     let rec = &results["recovery"]["recovery"];
-    println!("\nRecovery of the demo scene, backoff excluded (median of 5) vs cold start:");
+    println!("\nRecovery of the demo scene in the bench page (forced, backoff excluded, median of 5) vs cold start, ms:");
     println!(
-        "  {:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>11} {:>9}",
-        "", "assets", "adapter", "device", "canvas", "resources", "(pipelines)", "total"
+        "  {:<10} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>8}",
+        "", "assets", "adapter", "device", "canvas", "resources", "pipelines", "total"
     );
     for (name, v) in [("cold", cold), ("recovery", rec)] {
+        let pipelines = f(&v["pipeline_wait_ms"]);
         println!(
-            "  {:<10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>11.1} {:>9.1}",
+            "  {:<10} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>10.1} {:>10.1} {:>8.1}",
             name,
             if name == "cold" {
                 f(&v["assets_ms"])
@@ -221,34 +302,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             f(&v["adapter_ms"]),
             f(&v["device_ms"]),
             f(&v["configure_ms"]),
-            f(&v["resources_ms"]),
-            f(&v["pipeline_wait_ms"]),
+            f(&v["resources_ms"]) - pipelines,
+            pipelines,
             f(&v["to_first_frame_ms"])
         );
     }
     let page_cold = f(&cold["navigation_to_first_frame_ms"]);
     println!("  cold start of the page, from navigation to the first frame: {page_cold:.1} ms");
     let ratio = f(&rec["to_first_frame_ms"]) / page_cold;
-    let init_ratio = f(&rec["to_first_frame_ms"]) / f(&cold["to_first_frame_ms"]);
     println!(
-        "  target: recovery <= half a cold start: {ratio:.2} of the page's cold start -> {}; {init_ratio:.2} of its init alone (assets, adapter, device, resources)",
+        "  target: recovery <= half a cold start: {ratio:.2} of the page's cold start -> {}",
         verdict(ratio <= 0.5)
     );
+}
 
-    match &picture {
-        Ok(p) => print_time_to_picture(p),
-        Err(e) => println!("\nTime to picture: not measured ({e})"),
-    }
-
-    println!("\nSizes (release, wasm-opt -Oz):");
-    for (name, dir) in [
+fn print_sizes(root: &Path) {
+    println!("\nSizes (release, wasm-opt -Oz, gzip -9):");
+    let builds = [
         ("demo", root.join("dist")),
+        ("particles example", root.join("dist").join("particles")),
         (
             "bare web-sys triangle",
             root.join("target").join("dist-triangle"),
         ),
-    ] {
-        match sizes(&dir) {
+    ];
+    for (name, dir) in &builds {
+        match sizes(dir) {
             Some((w, wg, j, jg)) => println!(
                 "  {name:<22} wasm {:>7.1} KB raw {:>6.1} KB gzip   js glue {:>6.1} KB raw {:>5.1} KB gzip",
                 w as f64 / 1024.0,
@@ -259,27 +338,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => println!("  {name:<22} (not built)"),
         }
     }
-    if let (Some(demo), Some(tri)) = (
-        sizes(&root.join("dist")),
-        sizes(&root.join("target").join("dist-triangle")),
-    ) {
+    if let (Some(demo), Some(tri)) = (sizes(&builds[0].1), sizes(&builds[2].1)) {
         println!(
-            "  the guards and the scene add {:.1} KB gzip of wasm over the bare triangle; target: demo <= 64 KB gzip -> {}",
-            (demo.1 as f64 - tri.1 as f64) / 1024.0,
+            "  the library and the scene add {:.1} KB gzip of wasm over the bare triangle",
+            (demo.1 as f64 - tri.1 as f64) / 1024.0
+        );
+        println!(
+            "  target: demo <= 64 KB gzip: {:.1} KB -> {}",
+            demo.1 as f64 / 1024.0,
             verdict(demo.1 <= 64 * 1024)
         );
     }
-    Ok(())
 }
 
-/// Time to picture after a loss, measured on the demo (`dist/`) with real
-/// GPU-process crashes allowed: from the trigger to the first frame submitted on
-/// the new device, the wait before the first attempt included.
+/// One recovery, split, in ms.
+#[derive(Clone, Copy, Default)]
+struct Split {
+    /// From the trigger to the first new frame.
+    to_picture: f64,
+    /// From the trigger to the loss seen (0 for `matarGPU()`, which is seen at once).
+    seen: f64,
+    /// The wait before the first attempt.
+    wait: f64,
+    adapter: f64,
+    device: f64,
+    canvas: f64,
+    /// Resources, the pipeline wait excluded.
+    resources: f64,
+    pipelines: f64,
+    /// From the attempt's start to the first frame.
+    rebuild: f64,
+}
+
+/// Time to picture after a loss, measured on the demo (`dist/`): from the trigger
+/// to the first frame submitted on the new device, the wait before the first
+/// attempt included.
 struct Picture {
-    /// `matarGPU()`: (to picture, rebuild alone, wait before the attempt), ms.
-    matar: Vec<(f64, f64, f64)>,
-    /// GPU-process crash: (crash to picture, crash to the loss seen, wait), ms.
-    crash: Vec<(f64, f64, f64)>,
+    matar: Vec<Split>,
+    /// Real GPU-process crashes (Chromium only).
+    crash: Vec<Split>,
+    /// The demo's cold start, split the same way.
+    cold: Split,
     /// The demo's frame interval, ms.
     frame_interval_ms: f64,
 }
@@ -298,6 +397,20 @@ async fn status(driver: &thirtyfour::WebDriver) -> Result<Value, Box<dyn std::er
         .await?
         .json()
         .clone())
+}
+
+fn split(timing: &Value, pipelines: f64) -> Split {
+    Split {
+        to_picture: f(&timing["toPictureMs"]),
+        seen: 0.0,
+        wait: f(&timing["waitMs"]),
+        adapter: f(&timing["adapterMs"]),
+        device: f(&timing["deviceMs"]),
+        canvas: f(&timing["configureMs"]),
+        resources: f(&timing["resourcesMs"]) - pipelines,
+        pipelines,
+        rebuild: f(&timing["toFirstFrameMs"]),
+    }
 }
 
 async fn wait_generation(
@@ -322,23 +435,29 @@ async fn wait_generation(
 }
 
 async fn time_to_picture(
-    chromedriver: &Driver,
+    browser: Browser,
     root: &Path,
 ) -> Result<Picture, Box<dyn std::error::Error>> {
+    let webdriver = Driver::for_browser(browser);
     let server = Server::start(root.join("dist"));
     let profile = new_profile();
-    let driver = launch(chromedriver, &profile, Flags::WebGpuCrashes).await?;
+    let driver = launch(&webdriver, &profile, Flags::WebGpuCrashes).await?;
     driver
         .goto(server.url("index.html?still&crashwindow=0"))
         .await?;
     let mut generation = 1;
     let deadline = Instant::now() + Duration::from_secs(60);
-    while status(&driver).await?["state"] != "running" {
+    let first = loop {
+        let st = status(&driver).await?;
+        if st["state"] == "running" && st["coldStart"]["firstFrameAtMs"].as_f64().is_some() {
+            break st;
+        }
         if Instant::now() > deadline {
             return Err("the demo never ran".into());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
+    let cold = split(&first["coldStart"], f(&first["pipelinesMs"]));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let frame_interval_ms = driver
         .execute(
@@ -358,16 +477,11 @@ async fn time_to_picture(
             .await?;
         generation += 1;
         let st = wait_generation(&driver, generation).await?;
-        let t = &st["lastInit"];
-        matar.push((
-            f(&t["toPictureMs"]),
-            f(&t["toFirstFrameMs"]),
-            f(&t["waitMs"]),
-        ));
+        matar.push(split(&st["lastInit"], f(&st["pipelinesMs"])));
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let mut crash = Vec::new();
-    for _ in 0..10 {
+    for _ in 0..if browser == Browser::Chromium { 10 } else { 0 } {
         let crashed_at = driver
             .execute("return performance.now()", vec![])
             .await?
@@ -382,8 +496,11 @@ async fn time_to_picture(
         let st = wait_generation(&driver, generation).await?;
         let t = &st["lastInit"];
         let picture_at = f(&t["firstFrameAtMs"]);
-        let seen = picture_at - f(&t["toPictureMs"]);
-        crash.push((picture_at - crashed_at, seen - crashed_at, f(&t["waitMs"])));
+        let seen_at = picture_at - f(&t["toPictureMs"]);
+        let mut s = split(t, f(&st["pipelinesMs"]));
+        s.to_picture = picture_at - crashed_at;
+        s.seen = seen_at - crashed_at;
+        crash.push(s);
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
@@ -391,34 +508,88 @@ async fn time_to_picture(
     Ok(Picture {
         matar,
         crash,
+        cold,
         frame_interval_ms,
     })
 }
 
+fn median_split(runs: &[Split]) -> Split {
+    let m = |g: fn(&Split) -> f64| median(runs.iter().map(g).collect());
+    Split {
+        to_picture: m(|s| s.to_picture),
+        seen: m(|s| s.seen),
+        wait: m(|s| s.wait),
+        adapter: m(|s| s.adapter),
+        device: m(|s| s.device),
+        canvas: m(|s| s.canvas),
+        resources: m(|s| s.resources),
+        pipelines: m(|s| s.pipelines),
+        rebuild: m(|s| s.rebuild),
+    }
+}
+
 fn print_time_to_picture(p: &Picture) {
-    println!("\nTime to picture after a loss (demo scene, medians of 10; the first attempt runs at once):");
-    let to_picture = median(p.matar.iter().map(|m| m.0).collect());
-    let rebuild = median(p.matar.iter().map(|m| m.1).collect());
-    let wait = median(p.matar.iter().map(|m| m.2).collect());
     println!(
-        "  matarGPU(): {to_picture:.1} ms to the first new frame (wait {wait:.1} ms, rebuild {rebuild:.1} ms); frame interval {:.1} ms",
-        p.frame_interval_ms
-    );
-    let budget = rebuild + 2.0 * p.frame_interval_ms;
-    println!(
-        "  target: at most the rebuild plus two frames ({budget:.1} ms) -> {}",
-        verdict(to_picture <= budget)
-    );
-    let crash = median(p.crash.iter().map(|c| c.0).collect());
-    let seen = median(p.crash.iter().map(|c| c.1).collect());
-    let crash_wait = median(p.crash.iter().map(|c| c.2).collect());
-    let all: Vec<String> = p.crash.iter().map(|c| format!("{:.0}", c.0)).collect();
-    println!(
-        "  GPU-process crash (CDP Browser.crashGpuProcess): {crash:.1} ms to the first new frame; the loss is seen after {seen:.1} ms, wait {crash_wait:.1} ms; all: {}",
-        all.join(", ")
+        "\nTime to picture on the demo (medians of 10; the first attempt after a loss runs at once), ms:"
     );
     println!(
-        "  target: at most 700 ms median over 10 -> {}",
-        verdict(crash <= 700.0)
+        "  {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9} {:>11}",
+        "",
+        "seen",
+        "wait",
+        "adapter",
+        "device",
+        "canvas",
+        "resources",
+        "pipelines",
+        "rebuild",
+        "to picture"
     );
+    let mut rows = vec![("cold start", p.cold)];
+    if !p.matar.is_empty() {
+        rows.push(("matarGPU()", median_split(&p.matar)));
+    }
+    if !p.crash.is_empty() {
+        rows.push(("GPU-process crash", median_split(&p.crash)));
+    }
+    for (name, s) in &rows {
+        println!(
+            "  {:<18} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>10.1} {:>10.1} {:>9.1} {:>11.1}",
+            name,
+            s.seen,
+            s.wait,
+            s.adapter,
+            s.device,
+            s.canvas,
+            s.resources,
+            s.pipelines,
+            s.rebuild,
+            s.to_picture
+        );
+    }
+    println!("  (cold start: from the runtime's start, the page's assets excluded; rebuild: the attempt's start to its first frame)");
+    if !p.matar.is_empty() {
+        let m = median_split(&p.matar);
+        let budget = m.rebuild + 2.0 * p.frame_interval_ms;
+        println!(
+            "  target (matarGPU): at most the rebuild plus two frames of {:.1} ms ({budget:.1} ms): {:.1} -> {}",
+            p.frame_interval_ms,
+            m.to_picture,
+            verdict(m.to_picture <= budget)
+        );
+    }
+    if !p.crash.is_empty() {
+        let c = median_split(&p.crash);
+        let all: Vec<String> = p
+            .crash
+            .iter()
+            .map(|c| format!("{:.0}", c.to_picture))
+            .collect();
+        println!(
+            "  target (crash, CDP Browser.crashGpuProcess): at most 700 ms: {:.1} -> {}; all: {}",
+            c.to_picture,
+            verdict(c.to_picture <= 700.0),
+            all.join(", ")
+        );
+    }
 }

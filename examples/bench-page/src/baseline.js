@@ -1,0 +1,114 @@
+// The start-up workload of startup.rs written by hand in plain JavaScript, with
+// no library: the same 240 resources, the same labels and the same scope
+// strategies, so that the bench can say what the Rust layer itself costs.
+
+const UNIFORM = 0x40;
+const COPY_DST = 0x08;
+const TEXTURE_BINDING = 0x04;
+const COMPUTE = 0x4;
+const RESOURCES = 240;
+const PHASES = 8;
+const FILTERS = ["validation", "out-of-memory", "internal"];
+
+export function baselineKit(device) {
+  const layout = device.createBindGroupLayout({
+    label: "js-layout",
+    entries: [{ binding: 0, visibility: COMPUTE, buffer: { type: "uniform" } }],
+  });
+  const pipelineLayout = device.createPipelineLayout({
+    label: "js-pipeline-layout",
+    bindGroupLayouts: [layout],
+  });
+  const module = device.createShaderModule({
+    label: "js-compute",
+    code: "@group(0) @binding(0) var<uniform> u: vec4f;\n@compute @workgroup_size(1) fn main() { _ = u; }\n",
+  });
+  return { layout, pipelineLayout, module };
+}
+
+function create(device, kit, i, buffers) {
+  if (i < 100) {
+    const b = device.createBuffer({ label: `b${i}`, size: 256, usage: UNIFORM | COPY_DST });
+    buffers.push(b);
+    return b;
+  }
+  if (i < 160) {
+    return device.createTexture({
+      label: `t${i}`,
+      size: [64, 64, 1],
+      format: "rgba8unorm",
+      usage: TEXTURE_BINDING,
+    });
+  }
+  if (i < 180) return device.createSampler({ label: `s${i}` });
+  if (i < 220) {
+    return device.createBindGroup({
+      label: `g${i}`,
+      layout: kit.layout,
+      entries: [{ binding: 0, resource: { buffer: buffers[i - 180] } }],
+    });
+  }
+  return device.createComputePipeline({
+    label: `p${i}`,
+    layout: kit.pipelineLayout,
+    compute: { module: kit.module, entryPoint: "main" },
+  });
+}
+
+function firstError(results) {
+  for (const error of results) if (error) return error;
+  return null;
+}
+
+// Milliseconds until every resource is known good (or, without scopes, until
+// the GPU process has taken the work), as startup::measure counts them.
+export async function baselineMeasure(device, kit, strategy) {
+  const kept = [];
+  const buffers = [];
+  const perPhase = RESOURCES / PHASES;
+  const start = performance.now();
+  if (strategy === "none") {
+    for (let i = 0; i < RESOURCES; i++) kept.push(create(device, kit, i, buffers));
+  } else if (strategy === "phases" || strategy === "attributed") {
+    // attributed: phase scopes plus a label -> creation table, the hand-written
+    // form of what the library records for each creation.
+    const sites = strategy === "attributed" ? new Map() : null;
+    for (let phase = 0; phase < PHASES; phase++) {
+      for (const filter of FILTERS) device.pushErrorScope(filter);
+      for (let i = phase * perPhase; i < (phase + 1) * perPhase; i++) {
+        const made = create(device, kit, i, buffers);
+        if (sites) sites.set(made.label, i);
+        kept.push(made);
+      }
+      const pops = [device.popErrorScope(), device.popErrorScope(), device.popErrorScope()];
+      const error = firstError(await Promise.all(pops));
+      if (error) throw new Error(`phase-${phase}: ${error.message}`);
+    }
+  } else if (strategy === "per-resource-awaited") {
+    for (let i = 0; i < RESOURCES; i++) {
+      device.pushErrorScope("validation");
+      const made = create(device, kit, i, buffers);
+      const error = await device.popErrorScope();
+      if (error) throw new Error(`resource ${i}: ${error.message}`);
+      kept.push(made);
+    }
+  } else if (strategy === "per-call") {
+    for (let phase = 0; phase < PHASES; phase++) {
+      const pops = [];
+      for (let i = phase * perPhase; i < (phase + 1) * perPhase; i++) {
+        for (const filter of FILTERS) device.pushErrorScope(filter);
+        kept.push(create(device, kit, i, buffers));
+        pops.push(device.popErrorScope(), device.popErrorScope(), device.popErrorScope());
+      }
+      const error = firstError(await Promise.all(pops));
+      if (error) throw new Error(`phase-${phase}: ${error.message}`);
+    }
+  } else {
+    throw new Error(`unknown strategy ${strategy}`);
+  }
+  await device.queue.onSubmittedWorkDone();
+  const elapsed = performance.now() - start;
+  for (const made of kept) if (made.destroy) made.destroy();
+  await device.queue.onSubmittedWorkDone();
+  return elapsed;
+}
