@@ -1,6 +1,5 @@
 //! The allocator's ledger: live GPU objects and bytes, by kind and by label, with peaks.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// The kind of a GPU object.
@@ -77,10 +76,28 @@ pub struct LedgerReport {
     pub created: u64,
     /// Objects released since the ledger began.
     pub released: u64,
-    /// Live objects and bytes by kind.
-    pub by_kind: BTreeMap<ObjectKind, Tally>,
-    /// Live objects and bytes by label.
-    pub by_label: BTreeMap<String, Tally>,
+    /// Live objects and bytes by kind, ordered by kind.
+    pub by_kind: Vec<(ObjectKind, Tally)>,
+    /// Live objects and bytes by label, ordered by label.
+    pub by_label: Vec<(String, Tally)>,
+}
+
+impl LedgerReport {
+    /// Live objects and bytes of one kind (zero when none is live).
+    pub fn kind(&self, kind: ObjectKind) -> Tally {
+        self.by_kind
+            .binary_search_by_key(&kind, |(k, _)| *k)
+            .map(|i| self.by_kind[i].1)
+            .unwrap_or_default()
+    }
+
+    /// Live objects and bytes under one label, if any is live.
+    pub fn label(&self, label: &str) -> Option<Tally> {
+        self.by_label
+            .binary_search_by(|(l, _)| l.as_str().cmp(label))
+            .ok()
+            .map(|i| self.by_label[i].1)
+    }
 }
 
 impl fmt::Display for LedgerReport {
@@ -110,7 +127,8 @@ impl fmt::Display for LedgerReport {
 #[derive(Debug, Default)]
 pub struct Ledger {
     next: u64,
-    live: BTreeMap<EntryId, Entry>,
+    /// Ordered by id (ids only grow, so registering appends).
+    live: Vec<(EntryId, Entry)>,
     totals: Tally,
     peak: Tally,
     created: u64,
@@ -127,14 +145,14 @@ impl Ledger {
     pub fn register(&mut self, kind: ObjectKind, label: &str, bytes: u64) -> EntryId {
         self.next += 1;
         let id = EntryId(self.next);
-        self.live.insert(
+        self.live.push((
             id,
             Entry {
                 kind,
                 label: label.to_string(),
                 bytes,
             },
-        );
+        ));
         self.totals.objects += 1;
         self.totals.bytes = self.totals.bytes.saturating_add(bytes);
         self.peak.objects = self.peak.objects.max(self.totals.objects);
@@ -145,7 +163,7 @@ impl Ledger {
 
     /// Releases an object; returns whether it was live.
     pub fn release(&mut self, id: EntryId) -> bool {
-        match self.live.remove(&id) {
+        match self.find(id).map(|index| self.live.remove(index).1) {
             Some(entry) => {
                 self.totals.objects -= 1;
                 self.totals.bytes -= entry.bytes;
@@ -156,14 +174,19 @@ impl Ledger {
         }
     }
 
+    fn find(&self, id: EntryId) -> Option<usize> {
+        self.live.binary_search_by_key(&id, |(live, _)| *live).ok()
+    }
+
     /// Whether `id` is live.
     pub fn is_live(&self, id: EntryId) -> bool {
-        self.live.contains_key(&id)
+        self.find(id).is_some()
     }
 
     /// The label and kind of a live object.
     pub fn describe(&self, id: EntryId) -> Option<(ObjectKind, String)> {
-        self.live.get(&id).map(|e| (e.kind, e.label.clone()))
+        self.find(id)
+            .map(|index| (self.live[index].1.kind, self.live[index].1.label.clone()))
     }
 
     /// Live totals.
@@ -171,17 +194,35 @@ impl Ledger {
         self.totals
     }
 
+    /// Highest live objects and bytes seen (each on its own).
+    pub fn peak(&self) -> Tally {
+        self.peak
+    }
+
     /// The full report.
     pub fn report(&self) -> LedgerReport {
-        let mut by_kind: BTreeMap<ObjectKind, Tally> = BTreeMap::new();
-        let mut by_label: BTreeMap<String, Tally> = BTreeMap::new();
-        for entry in self.live.values() {
-            let k = by_kind.entry(entry.kind).or_default();
-            k.objects += 1;
-            k.bytes += entry.bytes;
-            let l = by_label.entry(entry.label.clone()).or_default();
-            l.objects += 1;
-            l.bytes += entry.bytes;
+        // Kept ordered as they are built (no sort routine in the binary).
+        let mut by_kind: Vec<(ObjectKind, Tally)> = Vec::new();
+        let mut by_label: Vec<(String, Tally)> = Vec::new();
+        for (_, entry) in &self.live {
+            let k = match by_kind.binary_search_by_key(&entry.kind, |(k, _)| *k) {
+                Ok(i) => i,
+                Err(i) => {
+                    by_kind.insert(i, (entry.kind, Tally::default()));
+                    i
+                }
+            };
+            by_kind[k].1.objects += 1;
+            by_kind[k].1.bytes += entry.bytes;
+            let l = match by_label.binary_search_by(|(l, _)| l.as_str().cmp(&entry.label)) {
+                Ok(i) => i,
+                Err(i) => {
+                    by_label.insert(i, (entry.label.clone(), Tally::default()));
+                    i
+                }
+            };
+            by_label[l].1.objects += 1;
+            by_label[l].1.bytes += entry.bytes;
         }
         LedgerReport {
             live: self.totals,
@@ -229,14 +270,15 @@ mod tests {
             }
         );
         assert_eq!(
-            r.by_kind[&ObjectKind::Buffer],
+            r.kind(ObjectKind::Buffer),
             Tally {
                 objects: 2,
                 bytes: 1536
             }
         );
-        assert_eq!(r.by_label["verts"].objects, 2);
-        assert!(!r.by_label.contains_key("shadow"));
+        assert_eq!(r.label("verts").map(|t| t.objects), Some(2));
+        assert_eq!(r.label("shadow"), None);
+        assert_eq!(r.kind(ObjectKind::Texture), Tally::default());
         l.release(a);
         l.release(c);
         assert_eq!(l.live(), Tally::default());

@@ -1,8 +1,6 @@
 //! Telemetry for GPU errors: grouped by kind and object label (never by message
 //! text, which differs between browsers), truncated, sanitised and rate-limited.
 
-use std::collections::BTreeMap;
-
 use crate::fault::{label_in_message, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
 use crate::sanitize::{truncate_chars, Sanitizer, TELEMETRY_MAX_CHARS};
@@ -12,6 +10,13 @@ pub const LABEL_MAX_CHARS: usize = 80;
 
 /// The label used for errors that name no object.
 pub const UNLABELLED: &str = "(unlabelled)";
+
+/// The most groups kept; errors of any further (kind, label) are counted in one
+/// overflow group per kind, labelled [`OTHER_LABELS`].
+pub const MAX_GROUPS: usize = 256;
+
+/// The label of the overflow group.
+pub const OTHER_LABELS: &str = "(other labels)";
 
 /// One event handed to a sink.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +76,8 @@ pub struct GroupSummary {
 
 /// Groups, sanitises and rate-limits events on their way to a sink.
 pub struct Telemetry {
-    groups: BTreeMap<(FaultKind, String), GroupSummary>,
+    /// Most recently hit first (a storm hits one group again and again).
+    groups: Vec<GroupSummary>,
     limiter: RateLimiter,
     sanitizer: Option<Sanitizer>,
     sent: u64,
@@ -99,7 +105,7 @@ impl Telemetry {
     /// A telemetry path limited by `limiter`.
     pub fn new(limiter: RateLimiter) -> Self {
         Telemetry {
-            groups: BTreeMap::new(),
+            groups: Vec::new(),
             limiter,
             sanitizer: None,
             sent: 0,
@@ -131,22 +137,55 @@ impl Telemetry {
             .map(str::to_string)
             .or_else(|| label_in_message(message))
             .unwrap_or_else(|| UNLABELLED.to_string());
-        let (label, cleaned) = match &self.sanitizer {
-            Some(sanitize) => (sanitize(&raw_label), sanitize(message)),
-            None => (raw_label, message.to_string()),
+        let sanitizer = self.sanitizer.as_ref();
+        let label = match sanitizer {
+            Some(sanitize) => sanitize(&raw_label),
+            None => raw_label,
         };
         let label = truncate_chars(&label, LABEL_MAX_CHARS);
-        let cleaned = truncate_chars(&cleaned, TELEMETRY_MAX_CHARS);
-        let group = self
+        // The message is sanitised only when it is kept or sent: under a storm
+        // most errors are neither.
+        let clean = || {
+            let cleaned = match sanitizer {
+                Some(sanitize) => sanitize(message),
+                None => message.to_string(),
+            };
+            truncate_chars(&cleaned, TELEMETRY_MAX_CHARS)
+        };
+        let index = match self
             .groups
-            .entry((kind, label.clone()))
-            .or_insert_with(|| GroupSummary {
-                kind,
-                label: label.clone(),
-                occurrences: 0,
-                first_message: cleaned.clone(),
-                last_frame: None,
-            });
+            .iter()
+            .position(|g| g.kind == kind && g.label == label)
+        {
+            Some(index) => index,
+            None => {
+                let label = if self.groups.len() >= MAX_GROUPS {
+                    OTHER_LABELS.to_string()
+                } else {
+                    label
+                };
+                match self
+                    .groups
+                    .iter()
+                    .position(|g| g.kind == kind && g.label == label)
+                {
+                    Some(index) => index,
+                    None => {
+                        self.groups.push(GroupSummary {
+                            kind,
+                            label,
+                            occurrences: 0,
+                            first_message: clean(),
+                            last_frame: None,
+                        });
+                        self.groups.len() - 1
+                    }
+                }
+            }
+        };
+        // Most recently hit first.
+        self.groups[..=index].rotate_right(1);
+        let group = &mut self.groups[0];
         group.occurrences += 1;
         group.last_frame = frame;
         let occurrences = group.occurrences;
@@ -156,8 +195,8 @@ impl Telemetry {
         }
         let event = TelemetryEvent {
             kind,
-            label,
-            message: cleaned,
+            label: self.groups[0].label.clone(),
+            message: clean(),
             frame,
             occurrences,
         };
@@ -175,7 +214,12 @@ impl Telemetry {
 
     /// The groups seen so far, ordered by kind then label.
     pub fn groups(&self) -> Vec<GroupSummary> {
-        self.groups.values().cloned().collect()
+        let mut groups: Vec<GroupSummary> = Vec::with_capacity(self.groups.len());
+        for group in &self.groups {
+            let at = groups.partition_point(|g| (g.kind, &g.label) < (group.kind, &group.label));
+            groups.insert(at, group.clone());
+        }
+        groups
     }
 
     /// Events sent.
@@ -251,6 +295,41 @@ mod tests {
         assert_eq!(verts.last_frame, Some(2));
         assert!(groups.iter().any(|g| g.label == UNLABELLED));
         assert_eq!(sink.events()[1].occurrences, 2);
+    }
+
+    #[test]
+    fn groups_are_capped_and_the_rest_counted_together() {
+        let mut t = Telemetry::default();
+        let sink = MemorySink::default();
+        for i in 0..MAX_GROUPS + 50 {
+            t.record(
+                FaultKind::Validation,
+                Some(&format!("buffer-{i}")),
+                "bad",
+                None,
+                i as f64 * 1000.0,
+                &sink,
+            );
+        }
+        t.record(
+            FaultKind::Validation,
+            Some("buffer-3"),
+            "bad",
+            None,
+            0.0,
+            &sink,
+        );
+        let groups = t.groups();
+        assert_eq!(groups.len(), MAX_GROUPS + 1);
+        let other = groups.iter().find(|g| g.label == OTHER_LABELS).unwrap();
+        assert_eq!(other.occurrences, 50);
+        let three = groups.iter().find(|g| g.label == "buffer-3").unwrap();
+        assert_eq!(three.occurrences, 2, "a known group is still found");
+        assert_eq!(
+            groups.iter().map(|g| g.occurrences).sum::<u64>(),
+            MAX_GROUPS as u64 + 51,
+            "every error counted once"
+        );
     }
 
     #[test]

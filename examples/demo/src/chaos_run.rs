@@ -3,8 +3,6 @@
 //! documented fallback) and checks that live objects and bytes are back at the
 //! baseline and the error-scope stack is balanced. Resolves to a report.
 
-use std::collections::BTreeMap;
-
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::JsValue;
 use webgpu_guard::chaos::{ChaosPlan, Injection};
@@ -47,14 +45,23 @@ async fn settle(runtime: &Runtime<DemoApp>, after: Option<u64>) -> Result<Option
     Err(format!("never settled: {:?}", runtime.status().state))
 }
 
+/// Adds one to `object[key]`.
+fn bump(object: &js_sys::Object, key: &str) {
+    let now = js_sys::Reflect::get(object, &key.into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    set(object, key, (now + 1.0).into());
+}
+
 /// Runs `count` injections drawn from `seed`; resolves to `{seed, steps, byKind,
 /// fallbacks, failures}`.
 pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
     let report = js_sys::Object::new();
     set(&report, "seed", (seed as f64).into());
     let failures = js_sys::Array::new();
-    let mut by_kind: BTreeMap<&'static str, u32> = BTreeMap::new();
-    let mut fallbacks: BTreeMap<String, u32> = BTreeMap::new();
+    let kinds = js_sys::Object::new();
+    let fell = js_sys::Object::new();
     if let Err(e) = settle(runtime, None).await {
         failures.push(&format!("before the first step: {e}").into());
     }
@@ -62,7 +69,7 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
     let mut plan = ChaosPlan::new(seed, 30);
     for step in 0..count {
         let injection = plan.next_injection();
-        *by_kind.entry(injection.kind()).or_default() += 1;
+        bump(&kinds, injection.kind());
         let generation = runtime.status().generation;
         let validation = runtime.net().stats().validation;
         if let Err(e) = runtime.inject(injection) {
@@ -83,7 +90,7 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
         }
         let after = injection.loses_the_device().then_some(generation);
         match settle(runtime, after).await {
-            Ok(Some(code)) => *fallbacks.entry(code).or_default() += 1,
+            Ok(Some(code)) => bump(&fell, &code),
             Ok(None) => {}
             Err(e) => {
                 failures.push(&format!("step {step} ({injection}): {e}").into());
@@ -99,14 +106,6 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
         if runtime.scope_stack_balanced().await == Some(false) {
             failures.push(&format!("step {step} ({injection}): scope stack unbalanced").into());
         }
-    }
-    let kinds = js_sys::Object::new();
-    for (kind, n) in by_kind {
-        set(&kinds, kind, n.into());
-    }
-    let fell = js_sys::Object::new();
-    for (code, n) in fallbacks {
-        set(&fell, &code, n.into());
     }
     set(&report, "steps", count.into());
     set(&report, "byKind", kinds.into());

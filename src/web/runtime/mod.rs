@@ -370,7 +370,7 @@ impl<A: App> Runtime<A> {
             .context
             .ledger()
             .try_borrow()
-            .map(|l| (l.live(), l.report().peak))
+            .map(|l| (l.live(), l.peak()))
             .unwrap_or_default();
         let (state, generation, recoveries, last_loss, fallback, hidden) = match &supervisor {
             Some(s) => (

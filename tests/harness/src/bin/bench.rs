@@ -70,7 +70,7 @@ async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::e
     let server = Server::start(bench_dist.clone());
     let profile = new_profile();
     let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
-    driver.goto(server.url("bench.html")).await?;
+    driver.goto(server.url("index.html")).await?;
     let deadline = Instant::now() + Duration::from_secs(900);
     let mut last_progress = String::new();
     let results: Value = loop {
