@@ -148,6 +148,19 @@ impl Fault {
         }
     }
 
+    /// A fault without its hint, for the hot path of the error net: the hint is
+    /// looked up only if a line is written ([`crate::fault_log::FaultLog`]).
+    pub fn without_hint(kind: FaultKind, message: impl Into<String>) -> Self {
+        Fault {
+            kind,
+            message: message.into(),
+            origin: Origin::default(),
+            hint: None,
+            related: Vec::new(),
+            reported: false,
+        }
+    }
+
     /// Whether the fault already went to the fault sink.
     pub fn is_reported(&self) -> bool {
         self.reported

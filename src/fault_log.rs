@@ -147,7 +147,18 @@ impl FaultLog {
         for related in &fault.related {
             self.stats.count(related.kind);
         }
-        let line = self.admit(now_ms, || fault.to_string(), Severity::Error);
+        let line = self.admit(
+            now_ms,
+            || match fault.hint {
+                Some(_) => fault.to_string(),
+                None => {
+                    let mut hinted = fault.clone();
+                    hinted.hint = crate::fault::hint_for(&fault.message);
+                    hinted.to_string()
+                }
+            },
+            Severity::Error,
+        );
         let sent_before = self.telemetry.sent();
         let failures_before = self.telemetry.sink_failures();
         let label = fault.label_for_grouping();
@@ -239,6 +250,20 @@ mod tests {
         fn send(&self, e: &crate::telemetry::TelemetryEvent) -> Result<(), String> {
             self.0.send(e)
         }
+    }
+
+    #[test]
+    fn a_fault_recorded_without_its_hint_gets_it_in_the_line_written() {
+        let mut log = FaultLog::new(Box::new(crate::telemetry::MemorySink::default()));
+        let message = "Offset (3) is not a multiple of 4.";
+        let bare = Fault::without_hint(FaultKind::Validation, message);
+        assert_eq!(bare.hint, None);
+        let line = log.record(&bare, 0.0).unwrap();
+        assert_eq!(
+            line.text,
+            Fault::new(FaultKind::Validation, message).to_string()
+        );
+        assert!(line.text.contains("hint: alignment"), "{}", line.text);
     }
 
     #[test]

@@ -1077,6 +1077,28 @@ async fn live_counts_rise_on_create_and_fall_on_destroy() {
 // ---------------------------------------------------------------- nets
 
 #[wasm_bindgen_test]
+async fn a_foreign_event_on_the_device_is_counted_and_never_throws() {
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let _listener = net.install(d.raw());
+    // A plain event named like ours, then one whose error is not a GPUError.
+    let plain = web_sys::Event::new("uncapturederror").unwrap();
+    assert!(d.raw().dispatch_event(&plain).is_ok());
+    let odd = js_sys::Function::new_with_args(
+        "device",
+        "const e = new Event('uncapturederror', { cancelable: true }); \
+         Object.defineProperty(e, 'error', { value: { message: 42 } }); \
+         return device.dispatchEvent(e);",
+    );
+    let not_prevented = odd.call1(&JsValue::NULL, d.raw()).unwrap();
+    assert_eq!(not_prevented, JsValue::FALSE, "the default is prevented");
+    let stats = net.stats();
+    assert_eq!(stats.handler_failures, 2, "{stats:?}");
+    assert_eq!(stats.total_errors(), 0);
+    assert_eq!(stats.logged, 0);
+}
+
+#[wasm_bindgen_test]
 async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
     let d = device().await;
     let net = ErrorNet::new(Rc::new(Cell::new(42)));

@@ -30,12 +30,16 @@ pub fn nullable<T: JsCast + Clone>(value: &T) -> js_sys::JsNullable<T> {
     value.clone().unchecked_into()
 }
 
+thread_local! {
+    /// The page's `performance`, looked up once (one JavaScript call per reading
+    /// instead of three: the error net reads the clock for every error).
+    static PERFORMANCE: Option<web_sys::Performance> =
+        web_sys::window().and_then(|w| w.performance());
+}
+
 /// `performance.now()`, or 0 where there is no `performance`.
 pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
+    PERFORMANCE.with(|p| p.as_ref().map(|p| p.now()).unwrap_or(0.0))
 }
 
 /// The string form of a web-sys string enum.

@@ -15,16 +15,38 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{GpuDevice, GpuUncapturedErrorEvent};
+use web_sys::GpuDevice;
 
-use crate::fault::{label_in_message, Fault};
+use crate::fault::{label_in_message, Fault, FaultKind};
 pub use crate::fault_log::NetStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::sanitize::Sanitizer;
 use crate::telemetry::{GroupSummary, TelemetryEvent, TelemetrySink};
-use crate::web::classify::to_fault;
 use crate::web::js::{describe, now_ms};
 use crate::web::log;
+
+#[wasm_bindgen(inline_js = "
+export function uncaptured_listener(handler) {
+  const kindOf = (error) => {
+    if (typeof GPUValidationError !== 'undefined' && error instanceof GPUValidationError) return 1;
+    if (typeof GPUOutOfMemoryError !== 'undefined' && error instanceof GPUOutOfMemoryError) return 2;
+    if (typeof GPUError !== 'undefined' && error instanceof GPUError) return 3;
+    return 0;
+  };
+  return (event) => {
+    event.preventDefault();
+    const error = event.error;
+    const kind = kindOf(error);
+    handler(kind, kind === 0 ? '' : String(error.message));
+  };
+}
+")]
+extern "C" {
+    /// The `uncapturederror` listener: prevents the default, classifies the error
+    /// by class (1 validation, 2 out of memory, 3 internal or any other
+    /// `GPUError`, 0 not a `GPUError`) and calls `handler(kind, message)`.
+    fn uncaptured_listener(handler: &js_sys::Function) -> js_sys::Function;
+}
 
 /// The default telemetry sink: one `console.debug` line per event (verbose level,
 /// hidden by default in developer tools).
@@ -199,8 +221,12 @@ impl ErrorNet {
     }
 
     fn record(&self, fault: &Fault) {
+        self.record_at(fault, now_ms());
+    }
+
+    fn record_at(&self, fault: &Fault, now_ms: f64) {
         let line = match self.log.try_borrow_mut() {
-            Ok(mut log) => log.record(fault, now_ms()),
+            Ok(mut log) => log.record(fault, now_ms),
             Err(_) => return self.count_reentrant(),
         };
         write(line);
@@ -216,35 +242,43 @@ impl ErrorNet {
     #[must_use = "the listener is removed when the guard drops"]
     pub fn install(&self, device: &GpuDevice) -> NetListener {
         let net = self.clone();
-        let handler = Closure::<dyn Fn(web_sys::Event)>::new(move |event: web_sys::Event| {
+        let handler = Closure::<dyn Fn(u32, String)>::new(move |kind: u32, message: String| {
             let started = now_ms();
-            event.prevent_default();
-            match event.dyn_ref::<GpuUncapturedErrorEvent>() {
-                Some(uncaptured) => {
-                    let frame = net.frame.get();
-                    net.last_uncaptured_frame.set(Some(frame));
-                    let mut fault = to_fault(&uncaptured.error()).in_frame(frame);
-                    // Uncaptured errors carry no origin: the message is all there
-                    // is, and only some engines quote the label in it.
-                    if let Some(label) = label_in_message(&fault.message) {
-                        fault = fault.on_object(label);
-                    }
-                    net.record(&fault);
+            let kind = match kind {
+                1 => FaultKind::Validation,
+                2 => FaultKind::OutOfMemory,
+                3 => FaultKind::Internal,
+                _ => {
+                    net.count_reentrant();
+                    return;
                 }
-                None => net.count_reentrant(),
+            };
+            let frame = net.frame.get();
+            net.last_uncaptured_frame.set(Some(frame));
+            let mut fault = Fault::without_hint(kind, message).in_frame(frame);
+            // Uncaptured errors carry no origin: the message is all there is, and
+            // only some engines quote the label in it.
+            if let Some(label) = label_in_message(&fault.message) {
+                fault = fault.on_object(label);
             }
+            net.record_at(&fault, started);
             net.handler_us
                 .set(net.handler_us.get() + (now_ms() - started) * 1000.0);
         });
+        // The listener itself is JavaScript: it prevents the default and
+        // classifies the error, then makes one call into WebAssembly with the
+        // kind and the message (a storm brings a thousand events a second).
+        let listener = uncaptured_listener(handler.as_ref().unchecked_ref());
         let installed = device
-            .add_event_listener_with_callback("uncapturederror", handler.as_ref().unchecked_ref())
+            .add_event_listener_with_callback("uncapturederror", &listener)
             .is_ok();
         if !installed {
             log::error("could not install the uncapturederror listener");
         }
         NetListener {
             device: device.clone(),
-            handler,
+            listener,
+            _handler: handler,
         }
     }
 }
@@ -262,7 +296,8 @@ fn write(line: Option<Line>) {
 /// The installed `uncapturederror` listener; removed on `Drop`.
 pub struct NetListener {
     device: GpuDevice,
-    handler: Closure<dyn Fn(web_sys::Event)>,
+    listener: js_sys::Function,
+    _handler: Closure<dyn Fn(u32, String)>,
 }
 
 impl std::fmt::Debug for NetListener {
@@ -273,9 +308,8 @@ impl std::fmt::Debug for NetListener {
 
 impl Drop for NetListener {
     fn drop(&mut self) {
-        let _ = self.device.remove_event_listener_with_callback(
-            "uncapturederror",
-            self.handler.as_ref().unchecked_ref(),
-        );
+        let _ = self
+            .device
+            .remove_event_listener_with_callback("uncapturederror", &self.listener);
     }
 }
