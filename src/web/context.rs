@@ -17,7 +17,7 @@ pub enum DiagnosticsLevel {
     /// shader creation) still run, because their answer decides what happens next.
     Off,
     /// One scope set per phase, and per frame as [`FrameSampling`] says: one
-    /// frame in 8, every frame for a while after the net caught an error (the
+    /// frame in 16, every frame for a while after the net caught an error (the
     /// default).
     Phases,
     /// Phase scopes, plus the Rust call site of every creation recorded under its

@@ -112,3 +112,30 @@ export async function baselineMeasure(device, kit, strategy) {
   await device.queue.onSubmittedWorkDone();
   return elapsed;
 }
+
+// Dispatches `n` synthetic uncaptured validation errors (distinct messages, in
+// Dawn's wording) on `device`; returns the milliseconds it took. The same
+// events with no listener, with a bare hand-written listener and with the
+// library's net tell what the net costs per error.
+export function dispatchErrors(device, n) {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const offset = 4 * i + 1;
+    const error = new GPUValidationError(
+      `Offset (${offset}) is not a multiple of 4.\n - While calling [Queue].WriteBuffer([Buffer "storm-target"], ${offset}, data, 4)`,
+    );
+    device.dispatchEvent(new GPUUncapturedErrorEvent("uncapturederror", { error }));
+  }
+  return performance.now() - start;
+}
+
+// The least a hand-written net does: prevent the default and count by class.
+export function bareListener(device) {
+  const counts = [0, 0, 0];
+  device.addEventListener("uncapturederror", (event) => {
+    event.preventDefault();
+    const error = event.error;
+    counts[error instanceof GPUValidationError ? 0 : error instanceof GPUOutOfMemoryError ? 1 : 2]++;
+  });
+  return counts;
+}

@@ -147,7 +147,7 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
 }
 
 /// The frame scope's cost in a tight loop of small offscreen frames: no scopes,
-/// a scope on every frame, and the default sampling (one frame in 8).
+/// a scope on every frame, and the default sampling (one frame in 16).
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
     const MODES: [(&str, u32); 3] = [
@@ -198,6 +198,47 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
         })
         .collect();
     Ok(format!("[{}]", rows.join(", ")))
+}
+
+/// The net's cost per uncaptured error, from synthetic events dispatched on three
+/// devices: no listener, a bare hand-written listener, the library's net.
+async fn handler_figures() -> Result<String, String> {
+    let mut devices = Vec::new();
+    for label in ["handler-none", "handler-bare", "handler-net"] {
+        let gpu = init::navigator_gpu().map_err(|f| f.describe())?;
+        let adapter = init::request_adapter(&gpu)
+            .await
+            .map_err(|f| f.describe())?;
+        devices.push(
+            init::request_device(&adapter, label)
+                .await
+                .map_err(|f| f.describe())?,
+        );
+    }
+    startup::install_bare_listener(&devices[1]);
+    let net = webgpu_guard::web::ErrorNet::new(std::rc::Rc::new(std::cell::Cell::new(0)));
+    let _listener = net.install(&devices[2]);
+    const N: u32 = 2000;
+    let mut per_event = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..7 {
+        progress(&format!("handler cost, round {}/7", round + 1));
+        for (i, device) in devices.iter().enumerate() {
+            let ms = startup::dispatch(device, N)?;
+            if round > 0 {
+                per_event[i].push(ms * 1000.0 / f64::from(N));
+            }
+        }
+        gloo_timers::future::TimeoutFuture::new(50).await;
+    }
+    for device in &devices {
+        device.destroy();
+    }
+    Ok(format!(
+        "{{\"none_us\": {:.3}, \"bare_us\": {:.3}, \"net_us\": {:.3}}}",
+        median(&per_event[0]),
+        median(&per_event[1]),
+        median(&per_event[2])
+    ))
 }
 
 async fn recovery_figures() -> Result<String, String> {
@@ -352,9 +393,10 @@ pub async fn all() -> Result<String, String> {
     let startup = startup_figures(&d).await?;
     progress("frame cost");
     let frames = frame_figures(&d).await?;
+    let handler = handler_figures().await?;
     d.destroy();
     progress("done");
     Ok(format!(
-        "{{\"startup\": {startup}, \"frame\": {frames}, \"recovery\": {recovery}}}"
+        "{{\"startup\": {startup}, \"frame\": {frames}, \"handler\": {handler}, \"recovery\": {recovery}}}"
     ))
 }

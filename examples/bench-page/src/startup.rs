@@ -159,12 +159,26 @@ async fn flush(d: &GuardedDevice) {
 extern "C" {
     #[wasm_bindgen(js_name = baselineKit)]
     fn baseline_kit(device: &web_sys::GpuDevice) -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = dispatchErrors, catch)]
+    fn dispatch_errors(device: &web_sys::GpuDevice, n: u32) -> Result<f64, wasm_bindgen::JsValue>;
+    #[wasm_bindgen(js_name = bareListener)]
+    fn bare_listener(device: &web_sys::GpuDevice) -> wasm_bindgen::JsValue;
     #[wasm_bindgen(js_name = baselineMeasure, catch)]
     fn baseline_measure(
         device: &web_sys::GpuDevice,
         kit: &wasm_bindgen::JsValue,
         strategy: &str,
     ) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+}
+
+/// Dispatches `n` synthetic uncaptured errors on `device`: milliseconds.
+pub fn dispatch(device: &web_sys::GpuDevice, n: u32) -> Result<f64, String> {
+    dispatch_errors(device, n).map_err(|e| webgpu_guard::web::js::describe(&e))
+}
+
+/// Installs the bare hand-written listener on `device`.
+pub fn install_bare_listener(device: &web_sys::GpuDevice) {
+    let _ = bare_listener(device);
 }
 
 /// The hand-written JavaScript workload's kit (`baseline.js`).

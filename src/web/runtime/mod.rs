@@ -256,7 +256,7 @@ impl<A: App> Runtime<A> {
         self.inner.context.set_level(level);
     }
 
-    /// Changes which frames get scopes (one in 8 by default), effective from the
+    /// Changes which frames get scopes (one in 16 by default), effective from the
     /// next frame.
     pub fn set_frame_sampling(&self, sampling: crate::frame_sampling::FrameSampling) {
         self.inner.context.set_frame_sampling(sampling);

@@ -293,6 +293,8 @@ async fn launch_firefox(driver: &Driver, flags: Flags) -> WebDriverResult<WebDri
     prefs.set("dom.webgpu.enabled", flags != Flags::NoWebGpu)?;
     prefs.set("gfx.webgpu.ignore-blocklist", flags != Flags::NoAdapter)?;
     prefs.set("devtools.console.stdout.content", true)?;
+    // Full-precision performance.now() (the default rounds it), for the benchmark.
+    prefs.set("privacy.reduceTimerPrecision", false)?;
     caps.set_preferences(prefs)?;
     let driver = WebDriver::new(format!("http://127.0.0.1:{}", driver.port), caps).await?;
     driver.set_window_rect(0, 0, 1280, 1024).await?;

@@ -218,7 +218,7 @@ fn report(results: &Value) {
         every_total - none_total
     );
     println!(
-        "  default (1 in 8)   {default_cpu:.4} ms, {default_total:.4} ms: {:.4} ms a frame",
+        "  default (1 in 16)  {default_cpu:.4} ms, {default_total:.4} ms: {:.4} ms a frame",
         default_total - none_total
     );
     let scene = &results["recovery"]["scene_frame"];
@@ -267,12 +267,30 @@ fn report(results: &Value) {
             r["max_lines_in_a_second"]
         );
     }
+    let handler = &results["handler"];
+    let (none_us, bare_us, net_us) = (
+        f(&handler["none_us"]),
+        f(&handler["bare_us"]),
+        f(&handler["net_us"]),
+    );
+    let net_cost = net_us - none_us;
+    let bare_cost = bare_us - none_us;
+    println!(
+        "  per error, from 2000 synthetic events (median of 6): dispatch alone {none_us:.2} us; a bare hand-written listener adds {bare_cost:.2} us; the library's net adds {net_cost:.2} us ({:.1}x the bare listener)",
+        net_cost / bare_cost
+    );
     if let [clean, hot] = &storm[..] {
-        let share = f(&hot["handler_ms_per_frame"]) / f(&clean["frame_main_thread_ms"]);
+        let clean_ms = f(&clean["frame_main_thread_ms"]);
+        let interval = f(&hot["frame_interval_ms"]);
+        let per_frame = f(&hot["errors_per_s"]) * interval / 1000.0;
+        let share = net_cost / 1000.0 * per_frame / clean_ms;
+        let floor = bare_cost / 1000.0 * per_frame / clean_ms;
         println!(
-            "  target: the library's share (the handler) within 5% of a clean frame's main-thread time: {:.1}% -> {}",
+            "  target: the library's share within 5% of a clean frame's main-thread time ({clean_ms:.3} ms): {per_frame:.0} errors a frame at this {interval:.0} ms interval x {net_cost:.2} us = {:.1}% -> {} (a bare listener alone: {:.1}%; at 60 frames a second: {:.1}%)",
             share * 100.0,
-            verdict(share <= 0.05)
+            verdict(share <= 0.05),
+            floor * 100.0,
+            net_cost / 1000.0 * (f(&hot["errors_per_s"]) / 60.0) / clean_ms * 100.0
         );
         let max_lines = hot["max_lines_in_a_second"].as_u64().unwrap_or(u64::MAX);
         println!(
@@ -460,10 +478,10 @@ async fn time_to_picture(
     let cold = split(&first["coldStart"], f(&first["pipelinesMs"]));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let frame_interval_ms = driver
-        .execute(
-            "return await new Promise((done) => { const t = []; \
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; const t = []; \
              const step = (now) => { t.push(now); if (t.length < 31) requestAnimationFrame(step); \
-             else done((t[30] - t[0]) / 30); }; requestAnimationFrame(step); })",
+             else done((t[30] - t[0]) / 30); }; requestAnimationFrame(step);",
             vec![],
         )
         .await?
