@@ -55,6 +55,14 @@ function create(device, kit, i, buffers) {
   });
 }
 
+// Resolves when the GPU process has answered everything issued before (an
+// empty scope's pop: onSubmittedWorkDone would also wait for a queue that
+// Firefox polls every 100 ms).
+function roundTrip(device) {
+  device.pushErrorScope("validation");
+  return device.popErrorScope();
+}
+
 function firstError(results) {
   for (const error of results) if (error) return error;
   return null;
@@ -106,10 +114,10 @@ export async function baselineMeasure(device, kit, strategy) {
   } else {
     throw new Error(`unknown strategy ${strategy}`);
   }
-  await device.queue.onSubmittedWorkDone();
+  await roundTrip(device);
   const elapsed = performance.now() - start;
   for (const made of kept) if (made.destroy) made.destroy();
-  await device.queue.onSubmittedWorkDone();
+  await roundTrip(device);
   return elapsed;
 }
 

@@ -107,8 +107,11 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); Strategy::ALL.len()];
     let mut js_times: Vec<Vec<f64>> = vec![Vec::new(); Strategy::ALL.len()];
+    let mut raw_times = Vec::new();
+    startup::measure_raw(d, &kit).await?;
     for repeat in 0..REPEATS {
         progress(&format!("start-up, repeat {}/{REPEATS}", repeat + 1));
+        raw_times.push(startup::measure_raw(d, &kit).await?);
         for k in 0..Strategy::ALL.len() {
             let index = (k + repeat) % Strategy::ALL.len();
             let strategy = Strategy::ALL[index];
@@ -143,7 +146,12 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
             )
         })
         .collect();
-    Ok(format!("[{}]", rows.join(", ")))
+    Ok(format!(
+        "{{\"rows\": [{}], \"raw_web_sys_ms\": {:.3}, \"raw_runs\": {}}}",
+        rows.join(", "),
+        median(&raw_times),
+        list(&raw_times)
+    ))
 }
 
 /// The frame scope's cost in a tight loop of small offscreen frames: no scopes,
@@ -157,9 +165,13 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     ];
     let mut in_frame = vec![Vec::new(); MODES.len()];
     let mut per_frame_total = vec![Vec::new(); MODES.len()];
+    // Each mode's added cost against the "none" block just before it: paired
+    // differences drift less than medians taken apart.
+    let mut added = vec![Vec::new(); MODES.len()];
     const FRAMES: usize = 400;
+    const ROUNDS: usize = 12;
     let mut number = 0u64;
-    for block in 0..(MODES.len() * 8) {
+    for block in 0..(MODES.len() * (ROUNDS + 1)) {
         let mode = block % MODES.len();
         let (_, every) = MODES[mode];
         if every == 0 {
@@ -178,11 +190,16 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
             scope.end();
             cpu += now_ms() - t;
         }
-        flush(d).await;
+        startup::round_trip(d.raw()).await;
         if block >= MODES.len() {
+            let total = (now_ms() - block_start) / FRAMES as f64;
             in_frame[mode].push(cpu / FRAMES as f64);
-            per_frame_total[mode].push((now_ms() - block_start) / FRAMES as f64);
+            per_frame_total[mode].push(total);
+            if let Some(none) = per_frame_total[0].last() {
+                added[mode].push(total - none);
+            }
         }
+        flush(d).await;
     }
     d.set_level(DiagnosticsLevel::Phases);
     d.context().set_frame_sampling(FrameSampling::default());
@@ -191,9 +208,10 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
         .enumerate()
         .map(|(i, (name, _))| {
             format!(
-                "{{\"name\": {name:?}, \"cpu_ms\": {:.4}, \"total_ms\": {:.4}}}",
+                "{{\"name\": {name:?}, \"cpu_ms\": {:.4}, \"total_ms\": {:.4}, \"added_ms\": {:.4}}}",
                 median(&in_frame[i]),
-                median(&per_frame_total[i])
+                median(&per_frame_total[i]),
+                median(&added[i])
             )
         })
         .collect();

@@ -149,10 +149,93 @@ fn create(
     })
 }
 
+/// Resource `i` made with web-sys directly: the same descriptors, no library.
+fn create_raw(
+    device: &web_sys::GpuDevice,
+    kit: &Kit,
+    i: usize,
+    buffers: &mut Vec<GpuBuffer>,
+) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
+    Ok(match i {
+        0..=99 => {
+            let desc = web_sys::GpuBufferDescriptor::new(256, UNIFORM | COPY_DST);
+            desc.set_label(&format!("b{i}"));
+            let b = device.create_buffer(&desc)?;
+            buffers.push(b.clone());
+            b.into()
+        }
+        100..=159 => {
+            let size = web_sys::GpuExtent3dDict::new(64);
+            size.set_height(64);
+            let desc = web_sys::GpuTextureDescriptor::new_with_gpu_extent_3d_dict(
+                GpuTextureFormat::Rgba8unorm,
+                &size,
+                TEXTURE_BINDING,
+            );
+            desc.set_label(&format!("t{i}"));
+            device.create_texture(&desc)?.into()
+        }
+        160..=179 => {
+            let desc = GpuSamplerDescriptor::new();
+            desc.set_label(&format!("s{i}"));
+            device.create_sampler_with_descriptor(&desc).into()
+        }
+        180..=219 => {
+            let buffer = buffers.get(i - 180).cloned().unwrap_or_else(|| {
+                wasm_bindgen::JsCast::unchecked_into(wasm_bindgen::JsValue::NULL)
+            });
+            let desc = GpuBindGroupDescriptor::new(
+                &[GpuBindGroupEntry::new_with_gpu_buffer(0, &buffer)],
+                &kit.layout,
+            );
+            desc.set_label(&format!("g{i}"));
+            device.create_bind_group(&desc).into()
+        }
+        _ => {
+            let stage = GpuProgrammableStage::new(&kit.module);
+            stage.set_entry_point("main");
+            let desc = GpuComputePipelineDescriptor::new(&kit.pipeline_layout, &stage);
+            desc.set_label(&format!("p{i}"));
+            device.create_compute_pipeline(&desc).into()
+        }
+    })
+}
+
+/// Resolves when the GPU process has answered everything issued before: an empty
+/// scope's pop (one round trip; `onSubmittedWorkDone` would also wait for a
+/// queue that Firefox polls every 100 ms).
+pub async fn round_trip(device: &web_sys::GpuDevice) {
+    device.push_error_scope(web_sys::GpuErrorFilter::Validation);
+    let _ = wasm_bindgen_futures::JsFuture::from(device.pop_error_scope()).await;
+}
+
 async fn flush(d: &GuardedDevice) {
-    let done: js_sys::Promise =
-        wasm_bindgen::JsCast::unchecked_into(d.queue().on_submitted_work_done());
-    let _ = wasm_bindgen_futures::JsFuture::from(done).await;
+    round_trip(d.raw()).await;
+}
+
+/// The "no scopes" workload made with web-sys directly, no library: what the
+/// Rust bindings cost on their own. Milliseconds.
+pub async fn measure_raw(d: &GuardedDevice, kit: &Kit) -> Result<f64, String> {
+    let mut kept = Vec::with_capacity(RESOURCES);
+    let mut buffers = Vec::with_capacity(100);
+    let start = now_ms();
+    for i in 0..RESOURCES {
+        kept.push(
+            create_raw(d.raw(), kit, i, &mut buffers)
+                .map_err(|e| webgpu_guard::web::js::describe(&e))?,
+        );
+    }
+    round_trip(d.raw()).await;
+    let elapsed = now_ms() - start;
+    for made in kept {
+        if let Some(buffer) = wasm_bindgen::JsCast::dyn_ref::<GpuBuffer>(&made) {
+            buffer.destroy();
+        } else if let Some(texture) = wasm_bindgen::JsCast::dyn_ref::<web_sys::GpuTexture>(&made) {
+            texture.destroy();
+        }
+    }
+    round_trip(d.raw()).await;
+    Ok(elapsed)
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/baseline.js")]
