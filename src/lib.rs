@@ -24,6 +24,7 @@
 #![deny(missing_debug_implementations)]
 
 pub mod backoff;
+#[cfg(feature = "fault-injection")]
 pub mod chaos;
 pub mod fault;
 pub mod fault_log;

@@ -379,21 +379,21 @@ async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
     assert!(near_miss.is_clean(), "{near_miss:?}");
 
     // The neighbouring scope, spanning submit, catches it and names the frame
-    // (frame 16: one frame in 16 is scoped by default).
-    let frame = d.begin_frame(16);
+    // (frame 32: one frame in 32 is scoped by default).
+    let frame = d.begin_frame(32);
     assert!(frame.is_scoped());
     d.submit(&[commands]).unwrap();
     frame.end();
     wait_until("frame fault", || net.stats().validation == 1).await;
     let line = net.recent_lines()[0].clone();
-    assert!(line.contains("at frame 16"), "{line}");
+    assert!(line.contains("at frame 32"), "{line}");
     if engine_quotes_labels() {
         assert!(line.contains("destroyed-after-recording"), "{line}");
     }
     assert_eq!(net.last_uncaptured_frame(), None, "caught by the scope");
 
     // A clean frame reports nothing and leaves the stack balanced.
-    let clean = d.begin_frame(32);
+    let clean = d.begin_frame(64);
     assert!(clean.is_scoped());
     clean.end();
     settle().await;
@@ -406,43 +406,43 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
 ) {
     let (d, net, _) = device_with_net(raw_device().await);
     assert_eq!(d.context().frame_sampling(), FrameSampling::default());
-    let scoped: Vec<u64> = (1..=33)
+    let scoped: Vec<u64> = (1..=65)
         .filter(|&n| {
             let frame = d.begin_frame(n);
             frame.is_scoped()
         })
         .collect();
-    assert_eq!(scoped, vec![16, 32], "one frame in 16 by default");
+    assert_eq!(scoped, vec![32, 64], "one frame in 32 by default");
 
-    // Frame 35 has no scope: its error reaches the net, tagged with frame 35.
-    let frame = d.begin_frame(35);
+    // Frame 67 has no scope: its error reaches the net, tagged with frame 67.
+    let frame = d.begin_frame(67);
     assert!(!frame.is_scoped());
     distinct_bad_submit(&d);
     frame.end();
     flush(&d).await;
-    wait_until("the net catches frame 35's error", || {
+    wait_until("the net catches frame 67's error", || {
         net.stats().validation == 1
     })
     .await;
-    assert_eq!(net.last_uncaptured_frame(), Some(35));
+    assert_eq!(net.last_uncaptured_frame(), Some(67));
     let line = net.recent_lines().last().cloned().unwrap();
-    assert!(line.contains("at frame 35"), "{line}");
+    assert!(line.contains("at frame 67"), "{line}");
 
-    // From then on every frame is scoped: the next error is caught by frame 36's
-    // own scope (the net's record stays at frame 35), named with its frame.
-    let frame = d.begin_frame(36);
+    // From then on every frame is scoped: the next error is caught by frame 68's
+    // own scope (the net's record stays at frame 67), named with its frame.
+    let frame = d.begin_frame(68);
     assert!(frame.is_scoped(), "the frame after a net error is scoped");
     distinct_bad_submit(&d);
     frame.end();
     flush(&d).await;
-    wait_until("frame 36's scope reports", || net.stats().validation == 2).await;
-    assert_eq!(net.last_uncaptured_frame(), Some(35), "caught by the scope");
+    wait_until("frame 68's scope reports", || net.stats().validation == 2).await;
+    assert_eq!(net.last_uncaptured_frame(), Some(67), "caught by the scope");
     let line = net.recent_lines().last().cloned().unwrap();
-    assert!(line.contains("at frame 36"), "{line}");
+    assert!(line.contains("at frame 68"), "{line}");
 
     // Off scopes no frame at all; per-call scopes every frame.
     d.set_level(DiagnosticsLevel::Off);
-    assert!(!d.begin_frame(48).is_scoped());
+    assert!(!d.begin_frame(80).is_scoped());
     d.set_level(DiagnosticsLevel::PerCall);
     assert!((1000..1010).all(|n| d.begin_frame(n).is_scoped()));
     d.set_level(DiagnosticsLevel::Phases);

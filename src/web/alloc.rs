@@ -21,6 +21,7 @@ use crate::ledger::{EntryId, Ledger, ObjectKind};
 use crate::web::catching::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;
+#[cfg(feature = "fault-injection")]
 use crate::web::inject::BuildFault;
 use crate::web::js::enum_str;
 use crate::web::scope::{Filter, ScopeSet};
@@ -246,32 +247,9 @@ impl GuardedDevice {
             )
             .at(site));
         }
-        let injector = self.context().injector();
-        if injector.is_armed() {
-            match injector.on_creation() {
-                Some(BuildFault::OutOfMemory(_)) => {
-                    return Err(Fault::new(
-                        FaultKind::OutOfMemory,
-                        format!("injected out-of-memory creating a {}", T::KIND.as_str()),
-                    )
-                    .on_object(label)
-                    .at(site))
-                }
-                Some(BuildFault::Throw(_)) => {
-                    let thrown = js_sys::Function::new_no_args(
-                        "throw new TypeError('injected: the call threw')",
-                    )
-                    .call0(&JsValue::NULL)
-                    .err()
-                    .unwrap_or(JsValue::UNDEFINED);
-                    return Err(Fault::from(thrown).on_object(label).at(site));
-                }
-                Some(BuildFault::Lose(_)) => {
-                    AsRef::<crate::web::handle::DeviceHandle>::as_ref(self).mark_injected_loss();
-                    self.retire();
-                }
-                None => {}
-            }
+        #[cfg(feature = "fault-injection")]
+        if let Some(fault) = self.injected_fault::<T>(label, site) {
+            return Err(fault);
         }
         let level = self.level();
         if level == DiagnosticsLevel::Attributed && self.in_phase() {
@@ -298,6 +276,41 @@ impl GuardedDevice {
         match created {
             Ok(object) => Ok(Tracked::register(object, label, bytes, self.ledger())),
             Err(exception) => Err(Fault::from(exception).on_object(label).at(site)),
+        }
+    }
+
+    /// The fault the armed injector makes this creation fail with, if any (a loss
+    /// retires the device and lets the creation go on, as a real one would).
+    #[cfg(feature = "fault-injection")]
+    fn injected_fault<T: GpuResource>(&self, label: &str, site: CallSite) -> Option<Fault> {
+        let injector = self.context().injector();
+        if !injector.is_armed() {
+            return None;
+        }
+        match injector.on_creation() {
+            Some(BuildFault::OutOfMemory(_)) => Some(
+                Fault::new(
+                    FaultKind::OutOfMemory,
+                    format!("injected out-of-memory creating a {}", T::KIND.as_str()),
+                )
+                .on_object(label)
+                .at(site),
+            ),
+            Some(BuildFault::Throw(_)) => {
+                let thrown = js_sys::Function::new_no_args(
+                    "throw new TypeError('injected: the call threw')",
+                )
+                .call0(&JsValue::NULL)
+                .err()
+                .unwrap_or(JsValue::UNDEFINED);
+                Some(Fault::from(thrown).on_object(label).at(site))
+            }
+            Some(BuildFault::Lose(_)) => {
+                AsRef::<crate::web::handle::DeviceHandle>::as_ref(self).mark_injected_loss();
+                self.retire();
+                None
+            }
+            None => None,
         }
     }
 

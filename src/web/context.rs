@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use crate::frame_sampling::FrameSampling;
 use crate::ledger::Ledger;
+#[cfg(feature = "fault-injection")]
 use crate::web::inject::Injector;
 use crate::web::net::ErrorNet;
 
@@ -17,7 +18,7 @@ pub enum DiagnosticsLevel {
     /// shader creation) still run, because their answer decides what happens next.
     Off,
     /// One scope set per phase, and per frame as [`FrameSampling`] says: one
-    /// frame in 16, every frame for a while after the net caught an error (the
+    /// frame in 32, every frame for a while after the net caught an error (the
     /// default).
     Phases,
     /// Phase scopes, plus the Rust call site of every creation recorded under its
@@ -67,6 +68,7 @@ pub struct GuardContext {
     frame: Rc<Cell<u64>>,
     sampling: Rc<Cell<FrameSampling>>,
     net: ErrorNet,
+    #[cfg(feature = "fault-injection")]
     injector: Rc<Injector>,
 }
 
@@ -79,11 +81,13 @@ impl GuardContext {
             frame,
             sampling: Rc::new(Cell::new(FrameSampling::default())),
             net,
+            #[cfg(feature = "fault-injection")]
             injector: Rc::new(Injector::default()),
         }
     }
 
     /// The fault injector (idle unless armed).
+    #[cfg(feature = "fault-injection")]
     pub fn injector(&self) -> &Injector {
         &self.injector
     }

@@ -9,7 +9,7 @@ use crate::web::scope::{Filter, ScopeSet};
 /// reaches the fault sink a frame or two later, tagged with the frame number.
 ///
 /// Not every frame is scoped: [`crate::frame_sampling::FrameSampling`] decides
-/// (one in 16 by default, every frame after the net caught an error, every frame at
+/// (one in 32 by default, every frame after the net caught an error, every frame at
 /// the per-call level). An error in an unscoped frame reaches the net, tagged with
 /// the frame during which it arrived.
 ///

@@ -17,6 +17,7 @@ pub mod encoder;
 pub mod frame;
 pub mod handle;
 pub mod init;
+#[cfg(feature = "fault-injection")]
 pub mod inject;
 pub mod js;
 pub mod ladder;

@@ -58,7 +58,7 @@ export function guard_pop(device, mask) {
 export function guard_probe(device) {
   try {
     device.pushErrorScope('validation');
-    device.createBuffer({ label: 'webgpu-guard liveness probe', size: 4, usage: 3 });
+    device.createSampler({ label: 'webgpu-guard liveness probe', lodMinClamp: -1 });
     return device.popErrorScope().then((e) => e !== null && e !== undefined, () => false);
   } catch (e) {
     return Promise.resolve(false);

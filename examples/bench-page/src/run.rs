@@ -155,7 +155,7 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
 }
 
 /// The frame scope's cost in a tight loop of small offscreen frames: no scopes,
-/// a scope on every frame, and the default sampling (one frame in 16).
+/// a scope on every frame, and the default sampling (one frame in 32).
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
     const MODES: [(&str, u32); 3] = [
@@ -168,8 +168,8 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     // Each mode's added cost against the "none" block just before it: paired
     // differences drift less than medians taken apart.
     let mut added = vec![Vec::new(); MODES.len()];
-    const FRAMES: usize = 400;
-    const ROUNDS: usize = 12;
+    const FRAMES: usize = 640;
+    const ROUNDS: usize = 16;
     let mut number = 0u64;
     for block in 0..(MODES.len() * (ROUNDS + 1)) {
         let mode = block % MODES.len();

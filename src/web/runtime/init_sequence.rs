@@ -120,6 +120,7 @@ impl<A: App> Inner<A> {
         let built = this.app.build(&gpu).await;
         let t4 = now_ms();
         // Whatever a build armed for itself ends with it.
+        #[cfg(feature = "fault-injection")]
         this.context.injector().disarm();
         let current = |runtime: &Rc<Self>| {
             runtime

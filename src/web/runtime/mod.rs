@@ -13,6 +13,7 @@
 
 mod frame_loop;
 mod init_sequence;
+mod injection;
 pub mod status;
 
 use std::cell::{Cell, RefCell};
@@ -25,16 +26,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
-use crate::chaos::Injection;
 use crate::fault::{Fault, FaultKind};
 use crate::supervisor::{Command, Event, Fallback, Supervisor, SupervisorOptions};
 use crate::web::context::{DiagnosticsLevel, GuardContext};
 use crate::web::init::{Gpu, InitOptions};
-use crate::web::inject::BuildFault;
 use crate::web::js::now_ms;
 use crate::web::net::ErrorNet;
 
 use frame_loop::FrameLoop;
+use injection::Injections;
 
 #[wasm_bindgen(
     inline_js = "export function guard_call(f) { try { f(); return undefined; } catch (e) { return e === undefined ? null : e; } }"
@@ -134,8 +134,7 @@ struct Inner<A: App> {
     pending_timing: Cell<Option<(InitTimings, f64)>>,
     visibility: RefCell<Option<Closure<dyn Fn()>>>,
     last_tick_ms: Cell<f64>,
-    lose_after: Cell<Option<u32>>,
-    storm: RefCell<Option<gloo_timers::callback::Interval>>,
+    injections: Injections,
     stalled: Cell<bool>,
     watchdog: RefCell<Option<gloo_timers::callback::Interval>>,
 }
@@ -214,8 +213,7 @@ impl<A: App> Runtime<A> {
                 pending_timing: Cell::new(None),
                 visibility: RefCell::new(None),
                 last_tick_ms: Cell::new(0.0),
-                lose_after: Cell::new(None),
-                storm: RefCell::new(None),
+                injections: Injections::default(),
                 stalled: Cell::new(false),
                 watchdog: RefCell::new(None),
             }),
@@ -256,7 +254,7 @@ impl<A: App> Runtime<A> {
         self.inner.context.set_level(level);
     }
 
-    /// Changes which frames get scopes (one in 16 by default), effective from the
+    /// Changes which frames get scopes (one in 32 by default), effective from the
     /// next frame.
     pub fn set_frame_sampling(&self, sampling: crate::frame_sampling::FrameSampling) {
         self.inner.context.set_frame_sampling(sampling);
@@ -280,72 +278,8 @@ impl<A: App> Runtime<A> {
     /// Stops: releases every GPU object, destroys the device, cancels whatever is
     /// pending; nothing restarts until [`Runtime::start`].
     pub fn stop(&self) {
-        self.inner.context.injector().disarm();
-        self.inner.lose_after.set(None);
-        self.stop_storm();
+        self.inner.injections.clear(&self.inner.context);
         Inner::dispatch(&self.inner, Event::Stop);
-    }
-
-    /// Injects `injection` (see [`crate::chaos`]): losses are reported as the
-    /// browser's (reason `unknown`) and take the same path as a real one; faults
-    /// armed for the next build start that build with a loss. Errs, changing
-    /// nothing, when there is no running device to inject into.
-    ///
-    /// On Firefox a loss is simulated without `destroy()` (which stalls the page's
-    /// presentation there, see [`crate::web::init::Engine::destroy_is_safe`]).
-    pub fn inject(&self, injection: Injection) -> Result<(), String> {
-        let inner = &self.inner;
-        let live = inner
-            .live
-            .try_borrow()
-            .ok()
-            .and_then(|l| l.clone())
-            .ok_or_else(|| "no running device to inject into".to_string())?;
-        let injector = inner.context.injector();
-        match injection {
-            Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
-            Injection::LoseAfterFrames(n) => inner.lose_after.set(Some(n.max(1))),
-            Injection::LoseDuringRebuild(n) => {
-                injector.arm(BuildFault::Lose(n));
-                Inner::inject_loss(inner, &live.gpu);
-            }
-            Injection::OutOfMemoryInRebuild(n) => {
-                injector.arm(BuildFault::OutOfMemory(n));
-                Inner::inject_loss(inner, &live.gpu);
-            }
-            Injection::ThrowInRebuild(n) => {
-                injector.arm(BuildFault::Throw(n));
-                Inner::inject_loss(inner, &live.gpu);
-            }
-            Injection::Storm { per_second, for_ms } => {
-                Inner::start_storm(inner, &live.gpu.device, per_second, for_ms)
-            }
-            Injection::BadShader => {
-                let device = live.gpu.device.clone();
-                wasm_bindgen_futures::spawn_local(async move {
-                    let broken =
-                        "@fragment\nfn main() -> @location(0) vec4f {\n  return vec4f(1.0) +;\n}\n";
-                    let _ = device
-                        .create_shader_module("injected-bad-shader", broken, &[])
-                        .await;
-                });
-            }
-            Injection::Uncaptured => {
-                let desc = web_sys::GpuBufferDescriptor::new(4, 0x3);
-                desc.set_label("injected-invalid-buffer");
-                if let Ok(buffer) = live.gpu.device.raw().create_buffer(&desc) {
-                    buffer.destroy();
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Stops an injected storm.
-    pub fn stop_storm(&self) {
-        if let Ok(mut storm) = self.inner.storm.try_borrow_mut() {
-            storm.take();
-        }
     }
 
     /// Whether the live device's error-scope stack is empty: a pop without a push
@@ -430,9 +364,7 @@ impl<A: App> Drop for Inner<A> {
         if let Ok(mut deadline) = self.attempt_deadline.try_borrow_mut() {
             deadline.take();
         }
-        if let Ok(mut storm) = self.storm.try_borrow_mut() {
-            storm.take();
-        }
+        self.injections.clear(&self.context);
         if let Some(listener) = self.visibility.get_mut().take() {
             if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                 let _ = document.remove_event_listener_with_callback(
@@ -442,10 +374,6 @@ impl<A: App> Drop for Inner<A> {
             }
         }
     }
-}
-
-thread_local! {
-    static STORM_OFFSET: Cell<u32> = const { Cell::new(0) };
 }
 
 fn page_hidden() -> bool {
@@ -588,7 +516,7 @@ impl<A: App> Inner<A> {
                 None
             }
         });
-        this.lose_after.set(None);
+        this.injections.cancel_pending_loss();
         if let Some(live) = live {
             Inner::release(this, &live.gpu);
             // Released now, or when a frame still running on it returns.
@@ -660,66 +588,6 @@ impl<A: App> Inner<A> {
         if let Ok(mut slot) = this.attempt_deadline.try_borrow_mut() {
             // Replacing an older attempt's deadline cancels it: that attempt is stale.
             *slot = Some(deadline);
-        }
-    }
-
-    fn inject_loss(this: &Rc<Self>, gpu: &Gpu) {
-        let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
-        handle.mark_injected_loss();
-        gpu.device.mark_lost();
-        this.trigger_ms.set(now_ms());
-        this.context
-            .net()
-            .note(&format!("injected loss of device {}", gpu.generation));
-        Inner::dispatch(
-            this,
-            Event::Lost {
-                generation: gpu.generation,
-                reason: crate::supervisor::LossReason::Unknown,
-                at_ms: now_ms() as u64,
-            },
-        );
-    }
-
-    /// Uncaptured errors at `per_second`, each with its own message, for `for_ms`.
-    fn start_storm(
-        this: &Rc<Self>,
-        device: &crate::web::GuardedDevice,
-        per_second: u32,
-        for_ms: u32,
-    ) {
-        let desc = web_sys::GpuBufferDescriptor::new(64 * 1024, 0x8);
-        desc.set_label("injected-storm-target");
-        let Ok(target) = device.raw().create_buffer(&desc) else {
-            return;
-        };
-        let raw = device.raw().clone();
-        let started = now_ms();
-        let weak = Rc::downgrade(this);
-        let per_tick = per_second.div_ceil(20).max(1);
-        let interval = gloo_timers::callback::Interval::new(50, move || {
-            let Some(runtime) = weak.upgrade() else {
-                return;
-            };
-            if now_ms() - started > f64::from(for_ms) {
-                if let Ok(mut storm) = runtime.storm.try_borrow_mut() {
-                    if let Some(done) = storm.take() {
-                        // Clears the timer; only its closure (running now) is kept.
-                        done.cancel().forget();
-                    }
-                }
-                target.destroy();
-                return;
-            }
-            for _ in 0..per_tick {
-                let n = STORM_OFFSET.with(|c| c.replace(c.get().wrapping_add(1)) % 16_000);
-                let _ = raw
-                    .queue()
-                    .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
-            }
-        });
-        if let Ok(mut storm) = this.storm.try_borrow_mut() {
-            *storm = Some(interval);
         }
     }
 
@@ -795,13 +663,8 @@ impl<A: App> Inner<A> {
         if !may_draw {
             return;
         }
-        if let Some(left) = this.lose_after.get() {
-            if left <= 1 {
-                this.lose_after.set(None);
-                Inner::inject_loss(this, &live.gpu);
-                return;
-            }
-            this.lose_after.set(Some(left - 1));
+        if Inner::injected_loss_due(this, &live.gpu) {
+            return;
         }
         // Requested before the frame runs: a frame that throws cannot stop the loop.
         this.frame_loop.request();

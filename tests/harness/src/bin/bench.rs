@@ -360,7 +360,7 @@ fn report(results: &Value) {
         "  every frame scoped {every_cpu:.4} ms, {every_total:.4} ms: adds {every_cost:.4} ms a frame (median of paired differences)"
     );
     println!(
-        "  default (1 in 16)  {default_cpu:.4} ms, {default_total:.4} ms: adds {default_cost:.4} ms a frame"
+        "  default (1 in 32)  {default_cpu:.4} ms, {default_total:.4} ms: adds {default_cost:.4} ms a frame"
     );
     let scene = &results["recovery"]["scene_frame"];
     let (scene_none, scene_default) = (f(&scene["none_ms"]), f(&scene["scoped_ms"]));

@@ -1,0 +1,219 @@
+//! Fault injection into a running application, behind the `fault-injection`
+//! feature (on by default): [`Runtime::inject`] and [`Runtime::stop_storm`]. An
+//! application built without the feature has no way to inject a fault through
+//! the library, and these hooks cost nothing.
+
+#[cfg(feature = "fault-injection")]
+pub(crate) use enabled::Injections;
+
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) use disabled::Injections;
+
+#[cfg(feature = "fault-injection")]
+mod enabled {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    use super::super::{App, Inner, Runtime};
+    use crate::chaos::Injection;
+    use crate::supervisor::Event;
+    use crate::web::context::GuardContext;
+    use crate::web::init::Gpu;
+    use crate::web::inject::BuildFault;
+    use crate::web::js::now_ms;
+
+    thread_local! {
+        static STORM_OFFSET: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// What an injection left pending: a loss due after some frames, a storm.
+    #[derive(Default)]
+    pub(crate) struct Injections {
+        pub(super) lose_after: Cell<Option<u32>>,
+        pub(super) storm: RefCell<Option<gloo_timers::callback::Interval>>,
+    }
+
+    impl Injections {
+        /// Cancels everything pending and disarms the injector (on stop and drop).
+        pub(crate) fn clear(&self, context: &GuardContext) {
+            context.injector().disarm();
+            self.lose_after.set(None);
+            if let Ok(mut storm) = self.storm.try_borrow_mut() {
+                storm.take();
+            }
+        }
+
+        /// Cancels a loss due after some frames (the device it was meant for is gone).
+        pub(crate) fn cancel_pending_loss(&self) {
+            self.lose_after.set(None);
+        }
+    }
+
+    impl<A: App> Runtime<A> {
+        /// Injects `injection` (see [`crate::chaos`]): losses are reported as the
+        /// browser's (reason `unknown`) and take the same path as a real one; faults
+        /// armed for the next build start that build with a loss. Errs, changing
+        /// nothing, when there is no running device to inject into.
+        ///
+        /// On Firefox a loss is simulated without `destroy()` (which stalls the page's
+        /// presentation there, see [`crate::web::init::Engine::destroy_is_safe`]).
+        pub fn inject(&self, injection: Injection) -> Result<(), String> {
+            let inner = &self.inner;
+            let live = inner
+                .live
+                .try_borrow()
+                .ok()
+                .and_then(|l| l.clone())
+                .ok_or_else(|| "no running device to inject into".to_string())?;
+            let injector = inner.context.injector();
+            match injection {
+                Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
+                Injection::LoseAfterFrames(n) => inner.injections.lose_after.set(Some(n.max(1))),
+                Injection::LoseDuringRebuild(n) => {
+                    injector.arm(BuildFault::Lose(n));
+                    Inner::inject_loss(inner, &live.gpu);
+                }
+                Injection::OutOfMemoryInRebuild(n) => {
+                    injector.arm(BuildFault::OutOfMemory(n));
+                    Inner::inject_loss(inner, &live.gpu);
+                }
+                Injection::ThrowInRebuild(n) => {
+                    injector.arm(BuildFault::Throw(n));
+                    Inner::inject_loss(inner, &live.gpu);
+                }
+                Injection::Storm { per_second, for_ms } => {
+                    Inner::start_storm(inner, &live.gpu.device, per_second, for_ms)
+                }
+                Injection::BadShader => {
+                    let device = live.gpu.device.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let broken =
+                            "@fragment\nfn main() -> @location(0) vec4f {\n  return vec4f(1.0) +;\n}\n";
+                        let _ = device
+                            .create_shader_module("injected-bad-shader", broken, &[])
+                            .await;
+                    });
+                }
+                Injection::Uncaptured => {
+                    let desc = web_sys::GpuBufferDescriptor::new(4, 0x3);
+                    desc.set_label("injected-invalid-buffer");
+                    if let Ok(buffer) = live.gpu.device.raw().create_buffer(&desc) {
+                        buffer.destroy();
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        /// Stops an injected storm.
+        pub fn stop_storm(&self) {
+            if let Ok(mut storm) = self.inner.injections.storm.try_borrow_mut() {
+                storm.take();
+            }
+        }
+    }
+
+    impl<A: App> Inner<A> {
+        /// Counts a frame towards a loss due after some frames; when it is due,
+        /// injects it and returns true (the frame is not drawn).
+        pub(crate) fn injected_loss_due(this: &Rc<Self>, gpu: &Gpu) -> bool {
+            match this.injections.lose_after.get() {
+                Some(left) if left <= 1 => {
+                    this.injections.lose_after.set(None);
+                    Inner::inject_loss(this, gpu);
+                    true
+                }
+                Some(left) => {
+                    this.injections.lose_after.set(Some(left - 1));
+                    false
+                }
+                None => false,
+            }
+        }
+
+        fn inject_loss(this: &Rc<Self>, gpu: &Gpu) {
+            let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
+            handle.mark_injected_loss();
+            gpu.device.mark_lost();
+            this.trigger_ms.set(now_ms());
+            this.context
+                .net()
+                .note(&format!("injected loss of device {}", gpu.generation));
+            Inner::dispatch(
+                this,
+                Event::Lost {
+                    generation: gpu.generation,
+                    reason: crate::supervisor::LossReason::Unknown,
+                    at_ms: now_ms() as u64,
+                },
+            );
+        }
+
+        /// Uncaptured errors at `per_second`, each with its own message, for `for_ms`.
+        fn start_storm(
+            this: &Rc<Self>,
+            device: &crate::web::GuardedDevice,
+            per_second: u32,
+            for_ms: u32,
+        ) {
+            let desc = web_sys::GpuBufferDescriptor::new(64 * 1024, 0x8);
+            desc.set_label("injected-storm-target");
+            let Ok(target) = device.raw().create_buffer(&desc) else {
+                return;
+            };
+            let raw = device.raw().clone();
+            let started = now_ms();
+            let weak = Rc::downgrade(this);
+            let per_tick = per_second.div_ceil(20).max(1);
+            let interval = gloo_timers::callback::Interval::new(50, move || {
+                let Some(runtime) = weak.upgrade() else {
+                    return;
+                };
+                if now_ms() - started > f64::from(for_ms) {
+                    if let Ok(mut storm) = runtime.injections.storm.try_borrow_mut() {
+                        if let Some(done) = storm.take() {
+                            // Clears the timer; only its closure (running now) is kept.
+                            done.cancel().forget();
+                        }
+                    }
+                    target.destroy();
+                    return;
+                }
+                for _ in 0..per_tick {
+                    let n = STORM_OFFSET.with(|c| c.replace(c.get().wrapping_add(1)) % 16_000);
+                    let _ =
+                        raw.queue()
+                            .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
+                }
+            });
+            if let Ok(mut storm) = this.injections.storm.try_borrow_mut() {
+                *storm = Some(interval);
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+mod disabled {
+    use std::rc::Rc;
+
+    use super::super::{App, Inner};
+    use crate::web::context::GuardContext;
+    use crate::web::init::Gpu;
+
+    /// Without the feature nothing is ever pending.
+    #[derive(Default)]
+    pub(crate) struct Injections(());
+
+    impl Injections {
+        pub(crate) fn clear(&self, _context: &GuardContext) {}
+
+        pub(crate) fn cancel_pending_loss(&self) {}
+    }
+
+    impl<A: App> Inner<A> {
+        pub(crate) fn injected_loss_due(_this: &Rc<Self>, _gpu: &Gpu) -> bool {
+            false
+        }
+    }
+}
