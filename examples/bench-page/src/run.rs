@@ -18,7 +18,7 @@ use webgpu_guard::web::{init, DiagnosticsLevel, GuardedDevice, Runtime, TextureS
 use crate::startup::{self, Strategy};
 use webgpu_guard_demo::scene::{DemoApp, SceneData};
 
-const REPEATS: usize = 7;
+const REPEATS: usize = 21;
 
 fn progress(text: &str) {
     if let Some(window) = web_sys::window() {

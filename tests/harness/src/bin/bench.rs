@@ -268,7 +268,7 @@ fn print_size_breakdown(root: &Path) {
 }
 
 fn report(results: &Value) {
-    println!("\nStart-up of 240 mixed resources (100 buffers, 60 textures, 20 samplers, 40 bind groups, 20 pipelines), median of 7,");
+    println!("\nStart-up of 240 mixed resources (100 buffers, 60 textures, 20 samplers, 40 bind groups, 20 pipelines), median of 21,");
     println!(
         "the library against the same workload written by hand in plain JavaScript (baseline.js):"
     );
