@@ -168,6 +168,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     // Each mode's added cost against the "none" block just before it: paired
     // differences drift less than medians taken apart.
     let mut added = vec![Vec::new(); MODES.len()];
+    let mut added_cpu = vec![Vec::new(); MODES.len()];
     const FRAMES: usize = 640;
     const ROUNDS: usize = 16;
     let mut number = 0u64;
@@ -195,8 +196,9 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
             let total = (now_ms() - block_start) / FRAMES as f64;
             in_frame[mode].push(cpu / FRAMES as f64);
             per_frame_total[mode].push(total);
-            if let Some(none) = per_frame_total[0].last() {
+            if let (Some(none), Some(none_cpu)) = (per_frame_total[0].last(), in_frame[0].last()) {
                 added[mode].push(total - none);
+                added_cpu[mode].push(cpu / FRAMES as f64 - none_cpu);
             }
         }
         flush(d).await;
@@ -208,10 +210,11 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
         .enumerate()
         .map(|(i, (name, _))| {
             format!(
-                "{{\"name\": {name:?}, \"cpu_ms\": {:.4}, \"total_ms\": {:.4}, \"added_ms\": {:.4}}}",
+                "{{\"name\": {name:?}, \"cpu_ms\": {:.4}, \"total_ms\": {:.4}, \"added_ms\": {:.4}, \"added_cpu_ms\": {:.4}}}",
                 median(&in_frame[i]),
                 median(&per_frame_total[i]),
-                median(&added[i])
+                median(&added[i]),
+                median(&added_cpu[i])
             )
         })
         .collect();
