@@ -4,10 +4,11 @@
 //! that is a visible share of a short frame. By default one frame in
 //! [`FrameSampling::DEFAULT_EVERY`] is scoped; the others are left to the
 //! uncaptured-error net, which still catches every error and tags it with the
-//! frame during which it arrived. As soon as the net catches one, every frame is
-//! scoped for [`FrameSampling::HUNT_FRAMES`] frames, so that an error that repeats
-//! is caught by a scope and named with its exact frame. The per-call level scopes
-//! every frame.
+//! frame during which it arrived. As soon as an error is seen in a frame (by the
+//! net or by a frame's own scope), every frame is scoped for
+//! [`FrameSampling::HUNT_FRAMES`] frames, so that an error that repeats is caught
+//! by a scope and named with its exact frame for as long as it repeats. The
+//! per-call level scopes every frame, and so does a net installed on no device.
 
 /// The policy: scope one frame in `every`, and every frame for a while after the
 /// net caught an error.
@@ -47,13 +48,13 @@ impl FrameSampling {
     }
 
     /// Whether frame `frame` gets scopes. `all_frames` forces them (the per-call
-    /// level); `last_net_error_frame` is the frame during which the net last caught
-    /// an uncaptured error, if any.
-    pub fn scoped(self, frame: u64, all_frames: bool, last_net_error_frame: Option<u64>) -> bool {
+    /// level, or no net listening); `last_error_frame` is the last frame in which
+    /// an error was seen, if any.
+    pub fn scoped(self, frame: u64, all_frames: bool, last_error_frame: Option<u64>) -> bool {
         if all_frames || frame.is_multiple_of(u64::from(self.every)) {
             return true;
         }
-        match last_net_error_frame {
+        match last_error_frame {
             Some(seen) => frame >= seen && frame - seen <= Self::HUNT_FRAMES,
             None => false,
         }

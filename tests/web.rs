@@ -440,6 +440,10 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
     let line = net.recent_lines().last().cloned().unwrap();
     assert!(line.contains("at frame 68"), "{line}");
 
+    // A frame scope's catch extends the hunt too: 120 frames from frame 68.
+    assert!(d.begin_frame(188).is_scoped(), "hunting until frame 188");
+    assert!(!d.begin_frame(189).is_scoped(), "back to one in 32");
+
     // Off scopes no frame at all; per-call scopes every frame.
     d.set_level(DiagnosticsLevel::Off);
     assert!(!d.begin_frame(80).is_scoped());
@@ -721,9 +725,11 @@ async fn every_throwing_method_becomes_a_fault_and_every_scope_pops() {
         assert!(fault.origin.call_site.is_some(), "{name}: {fault}");
         assert_stack_balanced(&d).await;
 
-        // Inside a frame.
+        // Inside a frame (scoped: no net listens on this device, so every frame
+        // is).
         let d = device().await;
         let frame = d.begin_frame(3);
+        assert!(frame.is_scoped(), "{name}");
         let fault = op(&d).expect_err(name);
         drop(frame);
         assert_eq!(fault.kind, FaultKind::Exception, "{name}: {fault}");
@@ -764,6 +770,9 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
     for level in DiagnosticsLevel::ALL {
         let (d, net, _) = device_with_net(raw_device().await);
         d.set_level(level);
+        // Every frame scoped, so that the frame below goes through its own scope
+        // (the sampled default is tested on its own).
+        d.context().set_frame_sampling(FrameSampling::every(1));
         let name = level.as_str();
 
         // The ladder lands on the size that fits.
@@ -850,6 +859,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         let commands = encoder.finish().unwrap();
         buffer.destroy();
         let frame = d.begin_frame(11);
+        assert_eq!(frame.is_scoped(), level != DiagnosticsLevel::Off, "{name}");
         d.submit(&[commands]).unwrap();
         frame.end();
         flush(&d).await;
@@ -1081,6 +1091,17 @@ async fn a_foreign_event_on_the_device_is_counted_and_never_throws() {
     let d = device().await;
     let net = ErrorNet::new(Rc::new(Cell::new(0)));
     let _listener = net.install(d.raw());
+    // An exception in a listener never comes out of dispatchEvent: the page's
+    // `error` event reports it.
+    let page_errors = Rc::new(Cell::new(0));
+    let counted = page_errors.clone();
+    let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |_e: web_sys::Event| {
+        counted.set(counted.get() + 1)
+    });
+    let window = web_sys::window().unwrap();
+    window
+        .add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
     // A plain event named like ours, then one whose error is not a GPUError.
     let plain = web_sys::Event::new("uncapturederror").unwrap();
     assert!(d.raw().dispatch_event(&plain).is_ok());
@@ -1096,6 +1117,17 @@ async fn a_foreign_event_on_the_device_is_counted_and_never_throws() {
     assert_eq!(stats.handler_failures, 2, "{stats:?}");
     assert_eq!(stats.total_errors(), 0);
     assert_eq!(stats.logged, 0);
+    settle().await;
+    window
+        .remove_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
+    assert_eq!(page_errors.get(), 0, "the listener threw");
+    assert!(net.is_installed());
+    drop(_listener);
+    assert!(
+        !net.is_installed(),
+        "the count falls when the listener is removed"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -132,14 +132,16 @@ impl GuardContext {
         self.sampling.set(sampling);
     }
 
-    /// Whether frame `frame` gets scopes at the current level and sampling.
+    /// Whether frame `frame` gets scopes at the current level and sampling. Every
+    /// frame does while the net's listener is installed on no device (an error
+    /// outside a scope would then reach nobody).
     pub fn frame_is_scoped(&self, frame: u64) -> bool {
         let level = self.level();
         level != DiagnosticsLevel::Off
             && self.sampling.get().scoped(
                 frame,
-                level == DiagnosticsLevel::PerCall,
-                self.net.last_uncaptured_frame(),
+                level == DiagnosticsLevel::PerCall || !self.net.is_installed(),
+                self.net.last_frame_error(),
             )
     }
 }

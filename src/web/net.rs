@@ -113,6 +113,8 @@ pub struct ErrorNet {
     reentrant_failures: Rc<Cell<u64>>,
     handler_us: Rc<Cell<f64>>,
     last_uncaptured_frame: Rc<Cell<Option<u64>>>,
+    last_frame_error: Rc<Cell<Option<u64>>>,
+    installed: Rc<Cell<u32>>,
 }
 
 impl std::fmt::Debug for ErrorNet {
@@ -133,6 +135,8 @@ impl ErrorNet {
             reentrant_failures: Rc::new(Cell::new(0)),
             handler_us: Rc::new(Cell::new(0.0)),
             last_uncaptured_frame: Rc::new(Cell::new(None)),
+            last_frame_error: Rc::new(Cell::new(None)),
+            installed: Rc::new(Cell::new(0)),
         }
     }
 
@@ -182,6 +186,23 @@ impl ErrorNet {
     /// The frame during which the last uncaptured error arrived, if any.
     pub fn last_uncaptured_frame(&self) -> Option<u64> {
         self.last_uncaptured_frame.get()
+    }
+
+    /// The last frame with an error, uncaptured or caught by the frame's own
+    /// scope: frame sampling scopes every frame for a while after it.
+    pub fn last_frame_error(&self) -> Option<u64> {
+        self.last_frame_error.get()
+    }
+
+    /// Records an error caught by frame `frame`'s own scope.
+    pub(crate) fn note_frame_error(&self, frame: u64) {
+        self.last_frame_error.set(Some(frame));
+    }
+
+    /// Whether the `uncapturederror` listener is installed on some device: without
+    /// it, an error outside a scope reaches nobody, so every frame is scoped.
+    pub fn is_installed(&self) -> bool {
+        self.installed.get() > 0
     }
 
     /// Reports `fault` unless it was reported already; returns it marked as
@@ -255,6 +276,7 @@ impl ErrorNet {
             };
             let frame = net.frame.get();
             net.last_uncaptured_frame.set(Some(frame));
+            net.last_frame_error.set(Some(frame));
             let mut fault = Fault::without_hint(kind, message).in_frame(frame);
             // Uncaptured errors carry no origin: the message is all there is, and
             // only some engines quote the label in it.
@@ -275,9 +297,13 @@ impl ErrorNet {
         if !installed {
             log::error("could not install the uncapturederror listener");
         }
+        if installed {
+            self.installed.set(self.installed.get() + 1);
+        }
         NetListener {
             device: device.clone(),
             listener,
+            installed: installed.then(|| self.installed.clone()),
             _handler: handler,
         }
     }
@@ -297,6 +323,7 @@ fn write(line: Option<Line>) {
 pub struct NetListener {
     device: GpuDevice,
     listener: js_sys::Function,
+    installed: Option<Rc<Cell<u32>>>,
     _handler: Closure<dyn Fn(u32, String)>,
 }
 
@@ -311,5 +338,8 @@ impl Drop for NetListener {
         let _ = self
             .device
             .remove_event_listener_with_callback("uncapturederror", &self.listener);
+        if let Some(installed) = &self.installed {
+            installed.set(installed.get().saturating_sub(1));
+        }
     }
 }
