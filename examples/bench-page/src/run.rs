@@ -158,6 +158,9 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
 /// a scope on every frame, and the default sampling (one frame in 32).
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
+    // The net listens, as in any application run by the runtime (without it every
+    // frame would be scoped).
+    let _listener = d.context().net().install(d.raw());
     const MODES: [(&str, u32); 3] = [
         ("none", 0),
         ("every", 1),
