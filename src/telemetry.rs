@@ -152,35 +152,29 @@ impl Telemetry {
             };
             truncate_chars(&cleaned, TELEMETRY_MAX_CHARS)
         };
-        let index = match self
-            .groups
-            .iter()
-            .position(|g| g.kind == kind && g.label == label)
-        {
+        let find = |groups: &[GroupSummary], label: &str| {
+            groups
+                .iter()
+                .position(|g| g.kind == kind && g.label == label)
+        };
+        let known = find(&self.groups, &label);
+        // Past the cap, a new label is counted in the kind's overflow group.
+        let label = if known.is_none() && self.groups.len() >= MAX_GROUPS {
+            OTHER_LABELS.to_string()
+        } else {
+            label
+        };
+        let index = match known.or_else(|| find(&self.groups, &label)) {
             Some(index) => index,
             None => {
-                let label = if self.groups.len() >= MAX_GROUPS {
-                    OTHER_LABELS.to_string()
-                } else {
-                    label
-                };
-                match self
-                    .groups
-                    .iter()
-                    .position(|g| g.kind == kind && g.label == label)
-                {
-                    Some(index) => index,
-                    None => {
-                        self.groups.push(GroupSummary {
-                            kind,
-                            label,
-                            occurrences: 0,
-                            first_message: clean(),
-                            last_frame: None,
-                        });
-                        self.groups.len() - 1
-                    }
-                }
+                self.groups.push(GroupSummary {
+                    kind,
+                    label,
+                    occurrences: 0,
+                    first_message: clean(),
+                    last_frame: None,
+                });
+                self.groups.len() - 1
             }
         };
         // Most recently hit first.

@@ -43,8 +43,9 @@ export function uncaptured_listener(handler) {
 ")]
 extern "C" {
     /// The `uncapturederror` listener: prevents the default, classifies the error
-    /// by class (1 validation, 2 out of memory, 3 internal or any other
-    /// `GPUError`, 0 not a `GPUError`) and calls `handler(kind, message)`.
+    /// by class as [`crate::web::classify::classify`] does for popped errors (1
+    /// validation, 2 out of memory, 3 internal or any other `GPUError`, 0 not a
+    /// `GPUError`) and calls `handler(kind, message)`.
     fn uncaptured_listener(handler: &js_sys::Function) -> js_sys::Function;
 }
 
@@ -194,7 +195,8 @@ impl ErrorNet {
         self.last_frame_error.get()
     }
 
-    /// Records an error caught by frame `frame`'s own scope.
+    /// Records an error seen in frame `frame` (uncaptured, or caught by the frame's
+    /// own scope).
     pub(crate) fn note_frame_error(&self, frame: u64) {
         self.last_frame_error.set(Some(frame));
     }
@@ -276,7 +278,7 @@ impl ErrorNet {
             };
             let frame = net.frame.get();
             net.last_uncaptured_frame.set(Some(frame));
-            net.last_frame_error.set(Some(frame));
+            net.note_frame_error(frame);
             let mut fault = Fault::without_hint(kind, message).in_frame(frame);
             // Uncaptured errors carry no origin: the message is all there is, and
             // only some engines quote the label in it.
