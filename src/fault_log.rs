@@ -29,6 +29,9 @@ pub struct NetStats {
     pub logged: u64,
     /// Faults held back by the limiter.
     pub suppressed: u64,
+    /// Of those, the uncaptured errors the listener only counted, by kind and
+    /// label, while the log was silent (handed over in one call per group).
+    pub held_by_listener: u64,
     /// Cut-off lines written.
     pub cut_offs: u64,
     /// Events the handler could not process (re-entrancy, foreign event).
@@ -52,11 +55,15 @@ impl NetStats {
     }
 
     fn count(&mut self, kind: FaultKind) {
+        self.count_n(kind, 1);
+    }
+
+    fn count_n(&mut self, kind: FaultKind, n: u64) {
         match kind {
-            FaultKind::Validation => self.validation += 1,
-            FaultKind::OutOfMemory => self.out_of_memory += 1,
-            FaultKind::Internal => self.internal += 1,
-            _ => self.other += 1,
+            FaultKind::Validation => self.validation += n,
+            FaultKind::OutOfMemory => self.out_of_memory += n,
+            FaultKind::Internal => self.internal += n,
+            _ => self.other += n,
         }
     }
 }
@@ -174,6 +181,44 @@ impl FaultLog {
         self.stats.sink_failures += self.telemetry.sink_failures() - failures_before;
         self.stats.telemetry_held_back = self.telemetry.held_back();
         line
+    }
+
+    /// The time until which any fault would be held back both from the console
+    /// (no line, no cut-off line) and from telemetry, when the log is in that state
+    /// now. The uncaptured-error listener counts what arrives before it and hands
+    /// the counts to [`Self::record_held`]: a storm then costs one call per group
+    /// instead of one per error.
+    pub fn silent_until(&self) -> Option<f64> {
+        Some(
+            self.limiter
+                .silent_until()?
+                .min(self.telemetry.silent_until()?),
+        )
+    }
+
+    /// Records `count` faults like `fault` that arrived while the log was silent
+    /// (see [`Self::silent_until`]), exactly as `count` calls of [`Self::record`]
+    /// would have: counted, held back, and grouped in telemetry.
+    pub fn record_held(&mut self, fault: &Fault, count: u64) {
+        if count == 0 {
+            return;
+        }
+        self.stats.count_n(fault.kind, count);
+        for related in &fault.related {
+            self.stats.count_n(related.kind, count);
+        }
+        self.limiter.hold_back(count);
+        self.stats.suppressed += count;
+        self.stats.held_by_listener += count;
+        let label = fault.label_for_grouping();
+        self.telemetry.record_held(
+            fault.kind,
+            label.as_deref(),
+            &fault.message,
+            fault.origin.frame,
+            count,
+        );
+        self.stats.telemetry_held_back = self.telemetry.held_back();
     }
 
     /// Records a warning (a shader compiler warning): counted apart, written through
@@ -309,5 +354,102 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].label, "upload:…");
         assert_eq!(log.groups()[0].label, "upload:…");
+    }
+
+    /// Uncaptured errors of a storm, as the net's listener gets them: a kind, a
+    /// message (quoting one of a few labels, or none) and a frame.
+    fn storm_events(seed: u64, n: usize) -> Vec<(f64, Fault)> {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as f64 / (1u64 << 31) as f64
+        };
+        let labels = [
+            "[Buffer \"verts\"]",
+            "[Texture \"shadow\"]",
+            "[Queue]",
+            "",
+            "[Buffer \"token=abc123\"]",
+        ];
+        let kinds = [
+            FaultKind::Validation,
+            FaultKind::OutOfMemory,
+            FaultKind::Internal,
+        ];
+        let mut now = 0.0;
+        (0..n)
+            .map(|i| {
+                now += if next() < 0.85 {
+                    next() * 3.0
+                } else {
+                    next() * 700.0
+                };
+                let kind = kinds[(next() * 2.2) as usize];
+                let label = labels[(next() * labels.len() as f64) as usize];
+                let message = format!("Offset ({i}) is not a multiple of 4. While writing {label}");
+                let fault = Fault::without_hint(kind, message).in_frame((now / 16.0) as u64);
+                (now, fault)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn errors_held_while_silent_end_exactly_as_if_each_were_recorded() {
+        // The listener's fast path: while the log is silent, errors are counted by
+        // (kind, quoted label) and handed over in one call per group before the next
+        // live one. Everything the log shows must be what recording each would show.
+        for seed in [1, 2, 3, 2026] {
+            let events = storm_events(seed, 6000);
+            let each_sink = Rc::new(MemorySink::default());
+            let held_sink = Rc::new(MemorySink::default());
+            let mut each = FaultLog::new(Box::new(Shared(each_sink.clone())));
+            let mut held = FaultLog::new(Box::new(Shared(held_sink.clone())));
+            each.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
+            held.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
+            let mut each_lines = Vec::new();
+            let mut held_lines = Vec::new();
+            let mut pending: Vec<(FaultKind, Option<String>, Fault, u64)> = Vec::new();
+            let mut silent_until = None;
+            let mut held_count = 0;
+            let drain =
+                |log: &mut FaultLog, pending: &mut Vec<(FaultKind, Option<String>, Fault, u64)>| {
+                    for (_, _, fault, count) in pending.drain(..) {
+                        log.record_held(&fault, count);
+                    }
+                };
+            for (now, fault) in &events {
+                each_lines.extend(each.record(fault, *now));
+                if silent_until.is_some_and(|until| *now < until) {
+                    held_count += 1;
+                    let key = crate::fault::label_in_message(&fault.message);
+                    match pending.iter_mut().find(|p| p.0 == fault.kind && p.1 == key) {
+                        // The group's last frame is the last one held.
+                        Some(p) => {
+                            p.3 += 1;
+                            p.2.origin.frame = fault.origin.frame;
+                        }
+                        None => pending.push((fault.kind, key, fault.clone(), 1)),
+                    }
+                    continue;
+                }
+                drain(&mut held, &mut pending);
+                held_lines.extend(held.record(fault, *now));
+                silent_until = held.silent_until();
+            }
+            drain(&mut held, &mut pending);
+            assert!(held_count > 3000, "seed {seed}: only {held_count} held");
+            let held_stats = held.stats();
+            assert_eq!(held_stats.held_by_listener, held_count, "seed {seed}");
+            let held_stats = NetStats {
+                held_by_listener: 0,
+                ..held_stats
+            };
+            assert_eq!(each.stats(), held_stats, "seed {seed}");
+            assert_eq!(each_lines, held_lines, "seed {seed}");
+            assert_eq!(each.groups(), held.groups(), "seed {seed}");
+            assert_eq!(each_sink.events(), held_sink.events(), "seed {seed}");
+        }
     }
 }

@@ -91,6 +91,27 @@ impl RateLimiter {
         }
     }
 
+    /// The time until which every event is certain to be held back without a
+    /// line (neither written nor the cause of a cut-off line), when the limiter is
+    /// in that state now. An event before that time may be counted with
+    /// [`Self::hold_back`] instead of going through [`Self::admit`]: the outcome is
+    /// the same.
+    pub fn silent_until(&self) -> Option<f64> {
+        if (self.recent.len() as u32) < self.limit {
+            return None;
+        }
+        let reopens = self.recent.front()? + self.window_ms;
+        let next_cut_off = self.last_cut_off? + self.window_ms;
+        let until = reopens.min(next_cut_off);
+        // A bound already past means the next refusal writes a cut-off line.
+        (until > self.last_seen?).then_some(until)
+    }
+
+    /// Counts `n` events held back while silent (see [`Self::silent_until`]).
+    pub fn hold_back(&mut self, n: u64) {
+        self.suppressed += n;
+    }
+
     /// Events written so far.
     pub fn emitted(&self) -> u64 {
         self.emitted
@@ -170,6 +191,63 @@ mod tests {
         }
         assert!(lines.len() <= 60, "{} lines in 10 s", lines.len());
         assert!(lines.len() >= 50);
+    }
+
+    #[test]
+    fn every_event_before_silent_until_is_suppressed() {
+        // Uneven bursts: whenever the limiter says it is silent until T, an event at
+        // any time before T is suppressed, and one at T is not always.
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as f64 / (1u64 << 31) as f64
+        };
+        let mut r = RateLimiter::default();
+        let mut now = 0.0;
+        let mut silent_seen = 0;
+        let mut reopened_at_the_bound = 0;
+        for _ in 0..20_000 {
+            now += if next() < 0.9 {
+                next() * 5.0
+            } else {
+                next() * 900.0
+            };
+            r.admit(now);
+            if let Some(until) = r.silent_until() {
+                silent_seen += 1;
+                assert!(until > now, "silent until {until}, now {now}");
+                let probe_at = now + (until - now) * next() * 0.999;
+                let mut copy = r.clone();
+                assert_eq!(
+                    copy.admit(probe_at),
+                    Admission::Suppress,
+                    "at {probe_at} < {until}"
+                );
+                let mut copy = r.clone();
+                if copy.admit(until) != Admission::Suppress {
+                    reopened_at_the_bound += 1;
+                }
+            }
+        }
+        assert!(silent_seen > 1000, "{silent_seen}");
+        assert!(reopened_at_the_bound > 100, "{reopened_at_the_bound}");
+    }
+
+    #[test]
+    fn not_silent_while_lines_are_admitted_or_a_cut_off_is_due() {
+        let mut r = RateLimiter::default();
+        for i in 0..5 {
+            assert_eq!(r.silent_until(), None);
+            r.admit(i as f64);
+        }
+        // Full, but the next refusal writes the cut-off line.
+        assert_eq!(r.silent_until(), None);
+        assert_eq!(r.admit(10.0), Admission::CutOff);
+        assert_eq!(r.silent_until(), Some(1000.0));
+        r.hold_back(3);
+        assert_eq!(r.suppressed(), 4);
     }
 
     #[test]

@@ -133,52 +133,7 @@ impl Telemetry {
         now_ms: f64,
         sink: &dyn TelemetrySink,
     ) -> bool {
-        let raw_label = label
-            .map(str::to_string)
-            .or_else(|| label_in_message(message))
-            .unwrap_or_else(|| UNLABELLED.to_string());
-        let sanitizer = self.sanitizer.as_ref();
-        let label = match sanitizer {
-            Some(sanitize) => sanitize(&raw_label),
-            None => raw_label,
-        };
-        let label = truncate_chars(&label, LABEL_MAX_CHARS);
-        // The message is sanitised only when it is kept or sent: under a storm
-        // most errors are neither.
-        let clean = || {
-            let cleaned = match sanitizer {
-                Some(sanitize) => sanitize(message),
-                None => message.to_string(),
-            };
-            truncate_chars(&cleaned, TELEMETRY_MAX_CHARS)
-        };
-        let find = |groups: &[GroupSummary], label: &str| {
-            groups
-                .iter()
-                .position(|g| g.kind == kind && g.label == label)
-        };
-        let known = find(&self.groups, &label);
-        // Past the cap, a new label is counted in the kind's overflow group.
-        let label = if known.is_none() && self.groups.len() >= MAX_GROUPS {
-            OTHER_LABELS.to_string()
-        } else {
-            label
-        };
-        let index = match known.or_else(|| find(&self.groups, &label)) {
-            Some(index) => index,
-            None => {
-                self.groups.push(GroupSummary {
-                    kind,
-                    label,
-                    occurrences: 0,
-                    first_message: clean(),
-                    last_frame: None,
-                });
-                self.groups.len() - 1
-            }
-        };
-        // Most recently hit first.
-        self.groups[..=index].rotate_right(1);
+        self.hit_group(kind, label, message);
         let group = &mut self.groups[0];
         group.occurrences += 1;
         group.last_frame = frame;
@@ -190,7 +145,7 @@ impl Telemetry {
         let event = TelemetryEvent {
             kind,
             label: self.groups[0].label.clone(),
-            message: clean(),
+            message: self.clean(message),
             frame,
             occurrences,
         };
@@ -204,6 +159,87 @@ impl Telemetry {
                 false
             }
         }
+    }
+
+    /// Records `count` errors like one [`Self::record`] would, that arrived while
+    /// the limiter was silent (see [`Self::silent_until`]): grouped and held back.
+    pub fn record_held(
+        &mut self,
+        kind: FaultKind,
+        label: Option<&str>,
+        message: &str,
+        frame: Option<u64>,
+        count: u64,
+    ) {
+        if count == 0 {
+            return;
+        }
+        self.hit_group(kind, label, message);
+        let group = &mut self.groups[0];
+        group.occurrences += count;
+        group.last_frame = frame;
+        self.limiter.hold_back(count);
+        self.held_back += count;
+    }
+
+    /// Until when every event is certain to be held back (see
+    /// [`RateLimiter::silent_until`]).
+    pub fn silent_until(&self) -> Option<f64> {
+        self.limiter.silent_until()
+    }
+
+    /// The message as telemetry keeps it: sanitised, then truncated.
+    fn clean(&self, message: &str) -> String {
+        let cleaned = match self.sanitizer.as_ref() {
+            Some(sanitize) => sanitize(message),
+            None => message.to_string(),
+        };
+        truncate_chars(&cleaned, TELEMETRY_MAX_CHARS)
+    }
+
+    /// Finds (or adds) the group of an error and moves it first. `label` is the
+    /// object label the library knows; without one, a label quoted in the message
+    /// is used. The group is keyed by the sanitised, truncated label; past
+    /// [`MAX_GROUPS`], a new label goes to the kind's overflow group.
+    fn hit_group(&mut self, kind: FaultKind, label: Option<&str>, message: &str) {
+        let raw_label = label
+            .map(str::to_string)
+            .or_else(|| label_in_message(message))
+            .unwrap_or_else(|| UNLABELLED.to_string());
+        let label = match self.sanitizer.as_ref() {
+            Some(sanitize) => sanitize(&raw_label),
+            None => raw_label,
+        };
+        let label = truncate_chars(&label, LABEL_MAX_CHARS);
+        let find = |groups: &[GroupSummary], label: &str| {
+            groups
+                .iter()
+                .position(|g| g.kind == kind && g.label == label)
+        };
+        let known = find(&self.groups, &label);
+        let label = if known.is_none() && self.groups.len() >= MAX_GROUPS {
+            OTHER_LABELS.to_string()
+        } else {
+            label
+        };
+        let index = match known.or_else(|| find(&self.groups, &label)) {
+            Some(index) => index,
+            None => {
+                // The message is sanitised only when it is kept or sent: under a
+                // storm most errors are neither.
+                let first_message = self.clean(message);
+                self.groups.push(GroupSummary {
+                    kind,
+                    label,
+                    occurrences: 0,
+                    first_message,
+                    last_frame: None,
+                });
+                self.groups.len() - 1
+            }
+        };
+        // Most recently hit first (a storm hits one group again and again).
+        self.groups[..=index].rotate_right(1);
     }
 
     /// The groups seen so far, ordered by kind then label.

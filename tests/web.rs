@@ -1157,6 +1157,118 @@ async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
     assert_eq!(groups[0].occurrences, 100);
 }
 
+/// Messages whose quoted labels the listener's JavaScript and the library's Rust
+/// must read alike (`{i}` makes each message distinct).
+fn tricky_message(i: usize) -> String {
+    match i % 11 {
+        0 => format!("Offset ({i}) is not a multiple of 4.\n - While calling [Queue].WriteBuffer([Buffer \"storm-target\"], {i})"),
+        1 => format!("[Device \"dev\"] then [Texture \"tex {}\"] at {i}", i % 3),
+        2 => format!("[Queue] [Buffer \"\"] [Sampler \"s\"] {i}"),
+        3 => format!("no label at all {i}"),
+        4 => format!("[Buffer \"a]b\"] {i}"),
+        5 => format!("[Buffer  \"  spaced  \" ] {i}"),
+        6 => format!("[ \"bare\" ] {i}"),
+        7 => format!("[Buffer \"ñandú ✓\"] {i}"),
+        8 => format!("[Buffer \"unterminated {i}"),
+        9 => format!("[no quote] then [Buffer \"after\"] {i}"),
+        _ => format!("[Buffer \"\"\"quoted\"\"\"] [x] {i}"),
+    }
+}
+
+/// Dispatches a synthetic `GPUUncapturedErrorEvent` of `kind` (1 validation, 2
+/// out of memory, 3 internal) with `message` on `device`.
+fn dispatch_uncaptured(device: &web_sys::GpuDevice, kind: u32, message: &str) {
+    let dispatch = js_sys::Function::new_with_args(
+        "device, kind, message",
+        "const error = kind === 1 ? new GPUValidationError(message) \
+           : kind === 2 ? new GPUOutOfMemoryError(message) : new GPUInternalError(message); \
+         return device.dispatchEvent(new GPUUncapturedErrorEvent('uncapturederror', { error, cancelable: true }));",
+    );
+    let prevented = dispatch
+        .call3(&JsValue::NULL, device, &kind.into(), &message.into())
+        .unwrap();
+    assert_eq!(prevented, JsValue::FALSE, "the default is prevented");
+}
+
+#[wasm_bindgen_test]
+async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
+    let d = device().await;
+    let frame = Rc::new(Cell::new(7));
+    let net = ErrorNet::new(frame.clone());
+    let listener = net.install(d.raw());
+    // What recording every error one by one gives, grouped by kind and label.
+    let mut expected = webgpu_guard::fault_log::FaultLog::new(Box::new(
+        webgpu_guard::telemetry::MemorySink::default(),
+    ));
+    let record = |expected: &mut webgpu_guard::fault_log::FaultLog, kind, message: &str, frame| {
+        let kind = match kind {
+            1 => FaultKind::Validation,
+            2 => FaultKind::OutOfMemory,
+            _ => FaultKind::Internal,
+        };
+        let mut fault = Fault::without_hint(kind, message).in_frame(frame);
+        if let Some(label) = webgpu_guard::fault::label_in_message(message) {
+            fault = fault.on_object(label);
+        }
+        expected.record(&fault, 0.0);
+    };
+    for i in 0..2000 {
+        let kind = 1 + (i % 7 % 3) as u32;
+        let message = tricky_message(i);
+        dispatch_uncaptured(d.raw(), kind, &message);
+        record(&mut expected, kind, &message, 7);
+    }
+    // The timer hands the held counts over within 100 ms, tagged with the frame
+    // of that moment (the frame loop hands them over before a frame changes).
+    frame.set(9);
+    TimeoutFuture::new(300).await;
+    assert_eq!(net.last_uncaptured_frame(), Some(9), "the timer drained");
+    let stats = net.stats();
+    assert_eq!(stats.total_errors(), 2000, "{stats:?}");
+    assert_eq!((stats.validation, stats.out_of_memory, stats.internal), {
+        let e = expected.stats();
+        (e.validation, e.out_of_memory, e.internal)
+    });
+    assert!(stats.held_by_listener > 1900, "the fast path: {stats:?}");
+    assert_eq!(stats.logged, 6, "{stats:?}");
+    assert_eq!(stats.suppressed, 1995);
+    let strip = |groups: Vec<webgpu_guard::telemetry::GroupSummary>| {
+        groups
+            .into_iter()
+            .map(|g| (g.kind, g.label, g.occurrences, g.first_message))
+            .collect::<Vec<_>>()
+    };
+    let got = strip(net.groups());
+    assert_eq!(got, strip(expected.groups()));
+    assert!(got.len() >= 20, "{got:?}");
+    // Silence ends: the next error is written again.
+    TimeoutFuture::new(1100).await;
+    dispatch_uncaptured(d.raw(), 1, "[Buffer \"after-the-storm\"] late");
+    let lines = net.recent_lines();
+    assert!(
+        lines.last().is_some_and(|l| l.contains("after-the-storm")),
+        "{lines:?}"
+    );
+    // What a listener holds when it is removed is handed over, not lost.
+    for i in 0..10 {
+        dispatch_uncaptured(d.raw(), 1, &tricky_message(i));
+    }
+    for i in 0..50 {
+        dispatch_uncaptured(d.raw(), 2, &format!("[Texture \"late-{}\"] {i}", i % 2));
+    }
+    drop(listener);
+    let stats = net.stats();
+    assert_eq!(stats.total_errors(), 2061, "{stats:?}");
+    assert!(stats.held_by_listener > 1940, "{stats:?}");
+    let late: u64 = net
+        .groups()
+        .iter()
+        .filter(|g| g.label.starts_with("late-"))
+        .map(|g| g.occurrences)
+        .sum();
+    assert_eq!(late, 50);
+}
+
 #[wasm_bindgen_test]
 async fn identical_uncaptured_errors_reach_the_net_as_the_engine_delivers_them() {
     // Dawn delivers every occurrence; Firefox delivers each distinct message once

@@ -117,8 +117,13 @@ impl GuardContext {
         self.frame.get()
     }
 
-    /// Sets the current frame number.
+    /// Sets the current frame number. Errors the net's listeners counted while
+    /// its log was silent are handed over first, tagged with the frame they
+    /// arrived in.
     pub fn set_frame(&self, frame: u64) {
+        if frame != self.frame.get() {
+            self.net.drain_held();
+        }
         self.frame.set(frame);
     }
 

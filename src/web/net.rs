@@ -26,27 +26,84 @@ use crate::web::js::{describe, now_ms};
 use crate::web::log;
 
 #[wasm_bindgen(inline_js = "
-export function uncaptured_listener(handler) {
+export function uncaptured_hooks(handler) {
   const kindOf = (error) => {
     if (typeof GPUValidationError !== 'undefined' && error instanceof GPUValidationError) return 1;
     if (typeof GPUOutOfMemoryError !== 'undefined' && error instanceof GPUOutOfMemoryError) return 2;
     if (typeof GPUError !== 'undefined' && error instanceof GPUError) return 3;
     return 0;
   };
-  return (event) => {
+  // The label quoted in a message, as webgpu_guard::fault::label_in_message finds it.
+  const labelOf = (m) => {
+    let from = 0;
+    for (;;) {
+      const open = m.indexOf('[', from);
+      if (open < 0) return '';
+      const close = m.indexOf(']', open + 1);
+      if (close < 0) return '';
+      from = close + 1;
+      const quote = m.indexOf('\"', open + 1);
+      if (quote < 0 || quote > close) continue;
+      const kind = m.slice(open + 1, quote).trim();
+      if (kind === 'Device' || kind === 'Queue') continue;
+      const label = m.slice(quote, close).trim().replace(/^\"+|\"+$/g, '');
+      if (label !== '') return label;
+    }
+  };
+  const clock = globalThis.performance;
+  let silentUntil = 0;
+  let held = null;
+  let timer = 0;
+  const drain = () => {
+    if (timer !== 0) { clearTimeout(timer); timer = 0; }
+    if (held === null) return;
+    const groups = held;
+    held = null;
+    for (const group of groups.values()) handler(group[0], group[1], group[2]);
+  };
+  const listener = (event) => {
     event.preventDefault();
     const error = event.error;
     const kind = kindOf(error);
-    handler(kind, kind === 0 ? '' : String(error.message));
+    if (kind === 0) { handler(0, '', 0); return; }
+    const message = String(error.message);
+    if (silentUntil !== 0 && clock.now() < silentUntil) {
+      const key = kind + labelOf(message);
+      if (held === null) {
+        held = new Map();
+        timer = setTimeout(drain, 100);
+      }
+      const group = held.get(key);
+      if (group === undefined) held.set(key, [kind, message, 1]);
+      else group[2] += 1;
+      return;
+    }
+    drain();
+    silentUntil = handler(kind, message, 0);
   };
+  return { listener, drain };
 }
 ")]
 extern "C" {
-    /// The `uncapturederror` listener: prevents the default, classifies the error
-    /// by class as [`crate::web::classify::classify`] does for popped errors (1
+    /// The `uncapturederror` listener and its held counts.
+    #[derive(Clone)]
+    type UncapturedHooks;
+
+    /// Makes the listener: it prevents the default and classifies the error by
+    /// class as [`crate::web::classify::classify`] does for popped errors (1
     /// validation, 2 out of memory, 3 internal or any other `GPUError`, 0 not a
-    /// `GPUError`) and calls `handler(kind, message)`.
-    fn uncaptured_listener(handler: &js_sys::Function) -> js_sys::Function;
+    /// `GPUError`), then calls `handler(kind, message, 0)`, which returns the time
+    /// until which the log is silent (0 when it is not). An error arriving before
+    /// that time is only counted, by kind and quoted label; the counts go to
+    /// `handler(kind, first message, count)` at the next live error, at `drain()`,
+    /// or 100 ms later.
+    fn uncaptured_hooks(handler: &js_sys::Function) -> UncapturedHooks;
+
+    #[wasm_bindgen(method, getter)]
+    fn listener(this: &UncapturedHooks) -> js_sys::Function;
+
+    #[wasm_bindgen(method)]
+    fn drain(this: &UncapturedHooks);
 }
 
 /// The default telemetry sink: one `console.debug` line per event (verbose level,
@@ -116,6 +173,9 @@ pub struct ErrorNet {
     last_uncaptured_frame: Rc<Cell<Option<u64>>>,
     last_frame_error: Rc<Cell<Option<u64>>>,
     installed: Rc<Cell<u32>>,
+    /// The listeners' held counts, by listener.
+    held: Rc<RefCell<Vec<(u32, UncapturedHooks)>>>,
+    next_listener: Rc<Cell<u32>>,
 }
 
 impl std::fmt::Debug for ErrorNet {
@@ -138,6 +198,22 @@ impl ErrorNet {
             last_uncaptured_frame: Rc::new(Cell::new(None)),
             last_frame_error: Rc::new(Cell::new(None)),
             installed: Rc::new(Cell::new(0)),
+            held: Rc::new(RefCell::new(Vec::new())),
+            next_listener: Rc::new(Cell::new(0)),
+        }
+    }
+
+    /// Hands the errors the listeners counted while the log was silent to the log,
+    /// tagged with the current frame. Done before every reading of the counters
+    /// and before a new frame starts; the listeners also do it themselves at the
+    /// next live error or 100 ms after holding one.
+    pub fn drain_held(&self) {
+        let hooks: Vec<UncapturedHooks> = match self.held.try_borrow() {
+            Ok(held) => held.iter().map(|(_, hooks)| hooks.clone()).collect(),
+            Err(_) => return,
+        };
+        for hooks in hooks {
+            hooks.drain();
         }
     }
 
@@ -157,6 +233,7 @@ impl ErrorNet {
 
     /// The counters.
     pub fn stats(&self) -> NetStats {
+        self.drain_held();
         let mut stats = self.log.try_borrow().map(|l| l.stats()).unwrap_or_default();
         stats.handler_failures += self.reentrant_failures.get();
         stats.handler_us = self.handler_us.get() as u64;
@@ -165,6 +242,7 @@ impl ErrorNet {
 
     /// The last lines written (at most 64), oldest first.
     pub fn recent_lines(&self) -> Vec<String> {
+        self.drain_held();
         self.log
             .try_borrow()
             .map(|l| l.recent_lines())
@@ -173,6 +251,7 @@ impl ErrorNet {
 
     /// Telemetry groups (kind, sanitised label) seen so far.
     pub fn groups(&self) -> Vec<GroupSummary> {
+        self.drain_held();
         self.log
             .try_borrow()
             .map(|l| l.groups())
@@ -265,49 +344,82 @@ impl ErrorNet {
     #[must_use = "the listener is removed when the guard drops"]
     pub fn install(&self, device: &GpuDevice) -> NetListener {
         let net = self.clone();
-        let handler = Closure::<dyn Fn(u32, String)>::new(move |kind: u32, message: String| {
-            let started = now_ms();
-            let kind = match kind {
-                1 => FaultKind::Validation,
-                2 => FaultKind::OutOfMemory,
-                3 => FaultKind::Internal,
-                _ => {
-                    net.count_reentrant();
-                    return;
-                }
-            };
-            let frame = net.frame.get();
-            net.last_uncaptured_frame.set(Some(frame));
-            net.note_frame_error(frame);
-            let mut fault = Fault::without_hint(kind, message).in_frame(frame);
-            // Uncaptured errors carry no origin: the message is all there is, and
-            // only some engines quote the label in it.
-            if let Some(label) = label_in_message(&fault.message) {
-                fault = fault.on_object(label);
-            }
-            net.record_at(&fault, started);
-            net.handler_us
-                .set(net.handler_us.get() + (now_ms() - started) * 1000.0);
-        });
+        let handler = Closure::<dyn Fn(u32, String, u32) -> f64>::new(
+            move |kind: u32, message: String, held: u32| net.on_uncaptured(kind, message, held),
+        );
         // The listener itself is JavaScript: it prevents the default and
         // classifies the error, then makes one call into WebAssembly with the
-        // kind and the message (a storm brings a thousand events a second).
-        let listener = uncaptured_listener(handler.as_ref().unchecked_ref());
+        // kind and the message; while the log is silent it only counts (a storm
+        // brings a thousand events a second).
+        let hooks = uncaptured_hooks(handler.as_ref().unchecked_ref());
+        let listener = hooks.listener();
         let installed = device
             .add_event_listener_with_callback("uncapturederror", &listener)
             .is_ok();
         if !installed {
             log::error("could not install the uncapturederror listener");
         }
+        let id = self.next_listener.get();
+        self.next_listener.set(id.wrapping_add(1));
         if installed {
             self.installed.set(self.installed.get() + 1);
+            if let Ok(mut held) = self.held.try_borrow_mut() {
+                held.push((id, hooks.clone()));
+            }
         }
         NetListener {
             device: device.clone(),
             listener,
-            installed: installed.then(|| self.installed.clone()),
+            hooks,
+            id,
+            net: installed.then(|| self.clone()),
             _handler: handler,
         }
+    }
+
+    /// One uncaptured error (`held` 0), or `held` errors like it counted while the
+    /// log was silent. Returns the time until which the log is silent, 0 if it
+    /// is not.
+    fn on_uncaptured(&self, kind: u32, message: String, held: u32) -> f64 {
+        let started = now_ms();
+        let kind = match kind {
+            1 => FaultKind::Validation,
+            2 => FaultKind::OutOfMemory,
+            3 => FaultKind::Internal,
+            _ => {
+                self.count_reentrant();
+                return 0.0;
+            }
+        };
+        let frame = self.frame.get();
+        self.last_uncaptured_frame.set(Some(frame));
+        self.note_frame_error(frame);
+        let mut fault = Fault::without_hint(kind, message).in_frame(frame);
+        // Uncaptured errors carry no origin: the message is all there is, and
+        // only some engines quote the label in it.
+        if let Some(label) = label_in_message(&fault.message) {
+            fault = fault.on_object(label);
+        }
+        let silent_until = match self.log.try_borrow_mut() {
+            Ok(mut log) if held > 0 => {
+                log.record_held(&fault, u64::from(held));
+                0.0
+            }
+            Ok(mut log) => {
+                let line = log.record(&fault, started);
+                let silent_until = log.silent_until().unwrap_or(0.0);
+                drop(log);
+                write(line);
+                silent_until
+            }
+            Err(_) => {
+                self.count_reentrant();
+                0.0
+            }
+        };
+        self.handler_us
+            .set(self.handler_us.get() + (now_ms() - started) * 1000.0);
+        silent_until
     }
 }
 
@@ -325,8 +437,11 @@ fn write(line: Option<Line>) {
 pub struct NetListener {
     device: GpuDevice,
     listener: js_sys::Function,
-    installed: Option<Rc<Cell<u32>>>,
-    _handler: Closure<dyn Fn(u32, String)>,
+    hooks: UncapturedHooks,
+    id: u32,
+    /// The net it counts in, when installed.
+    net: Option<ErrorNet>,
+    _handler: Closure<dyn Fn(u32, String, u32) -> f64>,
 }
 
 impl std::fmt::Debug for NetListener {
@@ -340,8 +455,13 @@ impl Drop for NetListener {
         let _ = self
             .device
             .remove_event_listener_with_callback("uncapturederror", &self.listener);
-        if let Some(installed) = &self.installed {
-            installed.set(installed.get().saturating_sub(1));
+        // What it held is handed over before its handler goes.
+        self.hooks.drain();
+        if let Some(net) = &self.net {
+            net.installed.set(net.installed.get().saturating_sub(1));
+            if let Ok(mut held) = net.held.try_borrow_mut() {
+                held.retain(|(id, _)| *id != self.id);
+            }
         }
     }
 }
