@@ -6,13 +6,13 @@ use std::cell::RefCell;
 use std::ops::Deref;
 use std::rc::Rc;
 
-use wasm_bindgen::JsValue;
+use wasm_bindgen::convert::IntoWasmAbi;
+use wasm_bindgen::prelude::*;
 use web_sys::{
     GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor,
-    GpuBuffer, GpuBufferDescriptor, GpuComputePipeline, GpuExtent3dDict, GpuPipelineLayout,
-    GpuPipelineLayoutDescriptor, GpuQuerySet, GpuQuerySetDescriptor, GpuRenderPipeline, GpuSampler,
-    GpuSamplerDescriptor, GpuShaderModule, GpuTexture, GpuTextureDescriptor, GpuTextureDimension,
-    GpuTextureFormat,
+    GpuBuffer, GpuComputePipeline, GpuDevice, GpuPipelineLayout, GpuPipelineLayoutDescriptor,
+    GpuQuerySet, GpuQuerySetDescriptor, GpuRenderPipeline, GpuSampler, GpuSamplerDescriptor,
+    GpuShaderModule, GpuTexture, GpuTextureFormat,
 };
 
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
@@ -25,6 +25,64 @@ use crate::web::device::GuardedDevice;
 use crate::web::inject::BuildFault;
 use crate::web::js::enum_str;
 use crate::web::scope::{Filter, ScopeSet};
+
+// The descriptors the allocator owns are written in one JavaScript call per
+// creation, as a hand-written page would write an object literal (web-sys would
+// make one call per field).
+#[wasm_bindgen(inline_js = "
+export function guard_create_buffer(device, label, size, usage) {
+  return device.createBuffer({ label, size, usage });
+}
+export function guard_create_texture(device, label, format, width, height, layers, mips, samples, usage, is3d) {
+  return device.createTexture({
+    label, format, usage, size: [width, height, layers],
+    mipLevelCount: mips, sampleCount: samples, dimension: is3d ? '3d' : '2d',
+  });
+}
+")]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn guard_create_buffer(
+        device: &GpuDevice,
+        label: &str,
+        size: f64,
+        usage: u32,
+    ) -> Result<GpuBuffer, JsValue>;
+
+    #[wasm_bindgen(catch)]
+    #[allow(clippy::too_many_arguments)]
+    fn guard_create_texture(
+        device: &GpuDevice,
+        label: &str,
+        format: GpuTextureFormat,
+        width: u32,
+        height: u32,
+        layers: u32,
+        mips: u32,
+        samples: u32,
+        usage: u32,
+        is_3d: bool,
+    ) -> Result<GpuTexture, JsValue>;
+}
+
+thread_local! {
+    /// Texture format names by their index in the bindings, read from JavaScript
+    /// once per format.
+    static FORMAT_NAMES: RefCell<Vec<(u32, String)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The `GPUTextureFormat` string of `format`.
+fn format_name(format: GpuTextureFormat) -> String {
+    let index = format.into_abi();
+    FORMAT_NAMES.with(|names| {
+        if let Some((_, name)) = names.borrow().iter().find(|(i, _)| *i == index) {
+            return name.clone();
+        }
+        let name = enum_str(format);
+        names.borrow_mut().push((index, name.clone()));
+        name
+    })
+}
 
 /// A GPU object the allocator can track.
 pub trait GpuResource {
@@ -177,7 +235,7 @@ impl TextureSpec {
     /// The bytes this texture occupies (0 for a format the table does not know).
     pub fn bytes(&self) -> u64 {
         texture_bytes(
-            &enum_str(self.format),
+            &format_name(self.format),
             TextureShape {
                 width: self.width,
                 height: self.height,
@@ -190,19 +248,20 @@ impl TextureSpec {
         .unwrap_or(0)
     }
 
-    pub(crate) fn descriptor(&self) -> GpuTextureDescriptor {
-        let size = GpuExtent3dDict::new(self.width);
-        size.set_height(self.height);
-        size.set_depth_or_array_layers(self.depth_or_layers);
-        let desc =
-            GpuTextureDescriptor::new_with_gpu_extent_3d_dict(self.format, &size, self.usage);
-        desc.set_label(&self.label);
-        desc.set_mip_level_count(self.mip_levels);
-        desc.set_sample_count(self.sample_count);
-        if self.is_3d {
-            desc.set_dimension(GpuTextureDimension::N3d);
-        }
-        desc
+    /// Creates the texture on `device` (one JavaScript call).
+    pub(crate) fn create_on(&self, device: &GpuDevice) -> Result<GpuTexture, JsValue> {
+        guard_create_texture(
+            device,
+            &self.label,
+            self.format,
+            self.width,
+            self.height,
+            self.depth_or_layers,
+            self.mip_levels,
+            self.sample_count,
+            self.usage,
+            self.is_3d,
+        )
     }
 }
 
@@ -322,9 +381,9 @@ impl GuardedDevice {
         size: u64,
         usage: u32,
     ) -> Result<Tracked<GpuBuffer>, Fault> {
-        let desc = GpuBufferDescriptor::new_with_f64(size as f64, usage);
-        desc.set_label(label);
-        self.track(label, size, || self.raw().create_buffer(&desc))
+        self.track(label, size, || {
+            guard_create_buffer(self.raw(), label, size as f64, usage)
+        })
     }
 
     /// Creates a buffer holding `data` (size rounded up to 4 bytes), with `COPY_DST`
@@ -338,13 +397,12 @@ impl GuardedDevice {
     ) -> Result<Tracked<GpuBuffer>, Fault> {
         let site = CallSite::here();
         let size = (data.len() as u64).div_ceil(4) * 4;
-        let desc = GpuBufferDescriptor::new_with_f64(size.max(4) as f64, usage | COPY_DST);
-        desc.set_label(label);
         let mut padded = data.to_vec();
         padded.resize(size as usize, 0);
         // The write inside the creation: one per-call scope covers both.
         self.track_with(CallScopes::ByLevel, site, label, size.max(4), || {
-            let buffer = self.raw().create_buffer(&desc)?;
+            let buffer =
+                guard_create_buffer(self.raw(), label, size.max(4) as f64, usage | COPY_DST)?;
             self.queue()
                 .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)?;
             Ok(buffer)
@@ -354,10 +412,7 @@ impl GuardedDevice {
     /// Creates a texture.
     #[track_caller]
     pub fn create_texture(&self, spec: &TextureSpec) -> Result<Tracked<GpuTexture>, Fault> {
-        let desc = spec.descriptor();
-        self.track(&spec.label, spec.bytes(), || {
-            self.raw().create_texture(&desc)
-        })
+        self.track(&spec.label, spec.bytes(), || spec.create_on(self.raw()))
     }
 
     /// Creates a sampler.

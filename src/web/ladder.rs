@@ -71,13 +71,12 @@ impl GuardedDevice {
                 ..Origin::default()
             };
             let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin);
-            let desc = spec.descriptor();
             let created = self.track_with(
                 CallScopes::CallerScoped,
                 site,
                 &spec.label,
                 spec.bytes(),
-                || self.raw().create_texture(&desc),
+                || spec.create_on(self.raw()),
             );
             let outcome = scopes.close().wait().await;
             if outcome.device_lost {

@@ -64,11 +64,16 @@ export function guard_probe(device) {
     return Promise.resolve(false);
   }
 }
-export function guard_settle(promises) {
+export function guard_settle(batches, probeDevice) {
+  const promises = batches.flat();
+  const count = promises.length;
+  if (probeDevice) promises.push(guard_probe(probeDevice));
   return Promise.allSettled(promises).then((results) => {
-    const out = [];
-    for (const r of results) {
-      if (r.status === 'fulfilled') { out.push(true, r.value); } else { out.push(false, r.reason); }
+    const out = [probeDevice ? results[count].value === true : false];
+    for (let i = 0; i < count; i++) {
+      const r = results[i];
+      if (r.status !== 'fulfilled') out.push(i, false, r.reason);
+      else if (r.value !== null && r.value !== undefined) out.push(i, true, r.value);
     }
     return out;
   });
@@ -84,7 +89,14 @@ extern "C" {
     fn guard_push(device: &web_sys::GpuDevice, mask: u32) -> u32;
     fn guard_pop(device: &web_sys::GpuDevice, mask: u32) -> js_sys::Array;
     fn guard_probe(device: &web_sys::GpuDevice) -> js_sys::Promise;
-    fn guard_settle(promises: &js_sys::Array) -> js_sys::Promise;
+    /// Settles every pop of `batches` (arrays of pops) together, with the liveness
+    /// probe issued after them when `probe_device` is given; resolves to `[alive,
+    /// then (index, fulfilled, value) for each pop that caught an error or
+    /// rejected]`.
+    fn guard_settle(
+        batches: &js_sys::Array,
+        probe_device: Option<&web_sys::GpuDevice>,
+    ) -> js_sys::Promise;
     fn guard_pop_report(
         device: &web_sys::GpuDevice,
         mask: u32,
@@ -270,15 +282,15 @@ impl Drop for ScopeSet {
 pub struct PendingPops {
     device: DeviceHandle,
     filters: Vec<Filter>,
-    promises: Vec<js_sys::Promise>,
+    /// The pops' promises, one per filter, in push order.
+    promises: js_sys::Array,
     origin: Origin,
 }
 
 impl PendingPops {
     fn pop(device: &DeviceHandle, mask: u32, origin: Origin) -> Self {
         ensure_filters();
-        let array = guard_pop(device.raw(), mask);
-        let promises = array.iter().map(|p| p.unchecked_into()).collect();
+        let promises = guard_pop(device.raw(), mask);
         PendingPops {
             device: device.clone(),
             filters: filters_of(mask),
@@ -372,7 +384,7 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
     PendingPops {
         device: device.clone(),
         filters: vec![Filter::Validation],
-        promises: vec![promise],
+        promises: js_sys::Array::of1(&promise),
         origin: Origin::default(),
     }
 }
@@ -388,19 +400,15 @@ async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
         return Vec::new();
     }
     let device = sets[0].device.clone();
-    let array = js_sys::Array::new();
+    let batches = js_sys::Array::new();
     for set in &sets {
-        for promise in &set.promises {
-            array.push(promise);
-        }
+        batches.push(&set.promises);
     }
     // Issued after every pop of the batch: answered with its error only if the
     // device was alive when the pops before it were answered.
     let probed = probe && !device.is_lost();
-    if probed {
-        array.push(&guard_probe(device.raw()));
-    }
-    let settled = match wasm_bindgen_futures::JsFuture::from(guard_settle(&array)).await {
+    let settling = guard_settle(&batches, probed.then(|| device.raw()));
+    let settled = match wasm_bindgen_futures::JsFuture::from(settling).await {
         Ok(value) => js_sys::Array::from(&value),
         Err(e) => {
             let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
@@ -413,40 +421,45 @@ async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
                 .collect();
         }
     };
-    let total: u32 = sets.iter().map(|s| s.promises.len() as u32).sum();
     let alive = if probed {
-        settled.get(2 * total + 1).as_bool().unwrap_or(false)
+        settled.get(0).as_bool().unwrap_or(false)
     } else {
         !device.is_lost()
     };
     if !alive && probe {
         device.mark_lost();
     }
-    let mut index = 0u32;
+    // Only the pops that caught something or rejected come back, by index.
+    let mut caught = Vec::new();
+    let length = settled.length();
+    let mut at = 1;
+    while at + 3 <= length {
+        let index = settled.get(at).as_f64().unwrap_or(f64::MAX) as usize;
+        let fulfilled = settled.get(at + 1).as_bool().unwrap_or(false);
+        caught.push((index, fulfilled, settled.get(at + 2)));
+        at += 3;
+    }
+    let mut caught = caught.into_iter().peekable();
+    let mut first = 0;
     sets.into_iter()
         .map(|set| {
+            let end = first + set.filters.len();
             let mut faults = Vec::new();
-            for _ in &set.filters {
-                let ok = settled.get(2 * index).as_bool().unwrap_or(false);
-                let value = settled.get(2 * index + 1);
-                index += 1;
-                let fault = if !ok {
-                    Some(Fault::new(
+            while let Some((_, fulfilled, value)) = caught.next_if(|(index, _, _)| *index < end) {
+                let fault = if fulfilled {
+                    to_fault(value.unchecked_ref::<GpuError>())
+                } else {
+                    Fault::new(
                         FaultKind::ScopeStack,
                         format!(
                             "popErrorScope() rejected (a pop without a matching push?): {}",
                             describe(&value)
                         ),
-                    ))
-                } else if value.is_null() || value.is_undefined() {
-                    None
-                } else {
-                    Some(to_fault(value.unchecked_ref::<GpuError>()))
+                    )
                 };
-                if let Some(fault) = fault {
-                    faults.push(tag_fault(fault, &set.origin));
-                }
+                faults.push(tag_fault(fault, &set.origin));
             }
+            first = end;
             ScopeOutcome {
                 faults,
                 device_lost: probe && !alive,
