@@ -853,6 +853,7 @@ async fn fault_buttons_show_in_the_hud_and_the_console(browser: Browser) -> Test
     let storm = s
         .wait_for("storm held back", 20, |st| {
             num(st, "suppressed") >= num(&before, "suppressed") + 20
+                && num(st, "heldByListener") >= num(&before, "heldByListener") + 10
         })
         .await?;
     s.driver.find(By::Id("btn-stop")).await?.click().await?;

@@ -1160,7 +1160,7 @@ async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
 /// Messages whose quoted labels the listener's JavaScript and the library's Rust
 /// must read alike (`{i}` makes each message distinct).
 fn tricky_message(i: usize) -> String {
-    match i % 11 {
+    match i % 16 {
         0 => format!("Offset ({i}) is not a multiple of 4.\n - While calling [Queue].WriteBuffer([Buffer \"storm-target\"], {i})"),
         1 => format!("[Device \"dev\"] then [Texture \"tex {}\"] at {i}", i % 3),
         2 => format!("[Queue] [Buffer \"\"] [Sampler \"s\"] {i}"),
@@ -1171,7 +1171,12 @@ fn tricky_message(i: usize) -> String {
         7 => format!("[Buffer \"ñandú ✓\"] {i}"),
         8 => format!("[Buffer \"unterminated {i}"),
         9 => format!("[no quote] then [Buffer \"after\"] {i}"),
-        _ => format!("[Buffer \"\"\"quoted\"\"\"] [x] {i}"),
+        10 => format!("[Buffer \"\"\"quoted\"\"\"] [x] {i}"),
+        11 => format!("[\u{85}Device\u{a0}\"not the device\"] {i}"),
+        12 => format!("[\u{feff}Device \"a device?\"] {i}"),
+        13 => format!("[Buffer \"trailing \" \u{2003}] {i}"),
+        14 => format!("[Buffer \"x\u{85}\"\u{85}] {i}"),
+        _ => format!("[Queue \"q\"] [Buffer \"\u{feff}\"] {i}"),
     }
 }
 

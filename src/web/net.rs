@@ -33,6 +33,10 @@ export function uncaptured_hooks(handler) {
     if (typeof GPUError !== 'undefined' && error instanceof GPUError) return 3;
     return 0;
   };
+  // Rust's char::is_whitespace, on UTF-16 code units (all of it is in the BMP).
+  const isSpace = (c) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0
+    || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029
+    || c === 0x202f || c === 0x205f || c === 0x3000;
   // The label quoted in a message, as webgpu_guard::fault::label_in_message finds it.
   const labelOf = (m) => {
     let from = 0;
@@ -44,22 +48,33 @@ export function uncaptured_hooks(handler) {
       from = close + 1;
       const quote = m.indexOf('\"', open + 1);
       if (quote < 0 || quote > close) continue;
-      const kind = m.slice(open + 1, quote).trim();
-      if (kind === 'Device' || kind === 'Queue') continue;
-      const label = m.slice(quote, close).trim().replace(/^\"+|\"+$/g, '');
-      if (label !== '') return label;
+      let kindStart = open + 1;
+      let kindEnd = quote;
+      while (kindStart < kindEnd && isSpace(m.charCodeAt(kindStart))) kindStart++;
+      while (kindEnd > kindStart && isSpace(m.charCodeAt(kindEnd - 1))) kindEnd--;
+      const kindLength = kindEnd - kindStart;
+      if ((kindLength === 6 && m.startsWith('Device', kindStart))
+        || (kindLength === 5 && m.startsWith('Queue', kindStart))) continue;
+      let start = quote;
+      let end = close;
+      while (end > start && isSpace(m.charCodeAt(end - 1))) end--;
+      while (start < end && m.charCodeAt(start) === 34) start++;
+      while (end > start && m.charCodeAt(end - 1) === 34) end--;
+      if (start < end) return m.slice(start, end);
     }
   };
   const clock = globalThis.performance;
   let silentUntil = 0;
   let held = null;
+  let last = null;
   let timer = 0;
   const drain = () => {
     if (timer !== 0) { clearTimeout(timer); timer = 0; }
     if (held === null) return;
     const groups = held;
     held = null;
-    for (const group of groups.values()) handler(group[0], group[1], group[2]);
+    last = null;
+    for (const group of groups.values()) handler(group[0], group[1], group[3]);
   };
   const listener = (event) => {
     event.preventDefault();
@@ -67,16 +82,31 @@ export function uncaptured_hooks(handler) {
     const kind = kindOf(error);
     if (kind === 0) { handler(0, '', 0); return; }
     const message = String(error.message);
-    if (silentUntil !== 0 && clock.now() < silentUntil) {
-      const key = kind + labelOf(message);
-      if (held === null) {
-        held = new Map();
-        timer = setTimeout(drain, 100);
+    if (silentUntil !== 0) {
+      // The event's own time: no clock call per error.
+      let now = event.timeStamp;
+      if (!(now > 0)) now = clock.now();
+      if (now < silentUntil) {
+        const label = labelOf(message);
+        // A storm hits one group again and again.
+        if (last !== null && last[0] === kind && last[2] === label) {
+          last[3] += 1;
+          return;
+        }
+        if (held === null) {
+          held = new Map();
+          timer = setTimeout(drain, 100);
+        }
+        const key = kind + label;
+        let group = held.get(key);
+        if (group === undefined) {
+          group = [kind, message, label, 0];
+          held.set(key, group);
+        }
+        group[3] += 1;
+        last = group;
+        return;
       }
-      const group = held.get(key);
-      if (group === undefined) held.set(key, [kind, message, 1]);
-      else group[2] += 1;
-      return;
     }
     drain();
     silentUntil = handler(kind, message, 0);

@@ -86,6 +86,11 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "logged", (status.net.logged as f64).into());
     set(&o, "suppressed", (status.net.suppressed as f64).into());
     set(&o, "cutOffs", (status.net.cut_offs as f64).into());
+    set(
+        &o,
+        "heldByListener",
+        (status.net.held_by_listener as f64).into(),
+    );
     set(&o, "sinkFailures", (status.net.sink_failures as f64).into());
     set(
         &o,
