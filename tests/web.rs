@@ -1054,6 +1054,59 @@ async fn an_async_pipeline_with_a_bad_entry_point_is_a_fault_naming_it() {
 }
 
 #[wasm_bindgen_test]
+async fn labels_reach_the_browser_intact_whatever_their_text() {
+    // Labels cross without TextDecoder when short and ASCII; every other text
+    // must arrive the same, and so must one read after the memory has grown.
+    let d = device().await;
+    let long = "l".repeat(64) + "-and-more";
+    let labels = [
+        "b0",
+        "ñandú ✓",
+        long.as_str(),
+        &"x".repeat(64),
+        "tab\tand \u{7f}",
+        "emoji 🦀 last",
+    ];
+    for label in labels {
+        let buffer = d.create_buffer(label, 16, UNIFORM).unwrap();
+        // The object's own label, as the browser holds it (not `Tracked::label`).
+        assert_eq!(web_sys::GpuBuffer::label(&buffer), label);
+        let texture = d
+            .create_texture(&TextureSpec::d2(
+                label,
+                GpuTextureFormat::Rgba8unorm,
+                4,
+                4,
+                TEXTURE_BINDING,
+            ))
+            .unwrap();
+        assert_eq!(web_sys::GpuTexture::label(&texture), label);
+        let sampler = d
+            .create_sampler(label, &web_sys::GpuSamplerDescriptor::new())
+            .unwrap();
+        assert_eq!(web_sys::GpuSampler::label(&sampler), label);
+        let encoder = d.create_command_encoder(label).unwrap();
+        assert_eq!(encoder.raw().label(), label);
+    }
+    let before = wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length();
+    let grown: Vec<u8> = vec![1; 8 << 20];
+    let after = wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length();
+    assert!(after > before, "the memory grew");
+    let buffer = d.create_buffer("after-growth", 16, UNIFORM).unwrap();
+    assert_eq!(web_sys::GpuBuffer::label(&buffer), "after-growth");
+    drop(grown);
+    flush(&d).await;
+}
+
+#[wasm_bindgen_test]
 async fn live_counts_rise_on_create_and_fall_on_destroy() {
     let d = device().await;
     let ledger = d.ledger();

@@ -25,26 +25,18 @@ use crate::web::device::GuardedDevice;
 use crate::web::inject::BuildFault;
 use crate::web::js::enum_str;
 use crate::web::scope::{Filter, ScopeSet};
+use crate::web::text::{raw_text, set_label};
 
 // The descriptors the allocator owns are written in one JavaScript call per
 // creation, as a hand-written page would write an object literal (web-sys would
-// make one call per field).
-#[wasm_bindgen(inline_js = "
-export function guard_create_buffer(device, label, size, usage) {
-  return device.createBuffer({ label, size, usage });
-}
-export function guard_create_texture(device, label, format, width, height, layers, mips, samples, usage, is3d) {
-  return device.createTexture({
-    label, format, usage, size: [width, height, layers],
-    mipLevelCount: mips, sampleCount: samples, dimension: is3d ? '3d' : '2d',
-  });
-}
-")]
+// make one call per field); labels cross as in `text`.
+#[wasm_bindgen(module = "/src/web/calls.js")]
 extern "C" {
     #[wasm_bindgen(catch)]
     fn guard_create_buffer(
         device: &GpuDevice,
-        label: &str,
+        label_ptr: u32,
+        label_len: u32,
         size: f64,
         usage: u32,
     ) -> Result<GpuBuffer, JsValue>;
@@ -53,7 +45,8 @@ extern "C" {
     #[allow(clippy::too_many_arguments)]
     fn guard_create_texture(
         device: &GpuDevice,
-        label: &str,
+        label_ptr: u32,
+        label_len: u32,
         format: GpuTextureFormat,
         width: u32,
         height: u32,
@@ -250,9 +243,11 @@ impl TextureSpec {
 
     /// Creates the texture on `device` (one JavaScript call).
     pub(crate) fn create_on(&self, device: &GpuDevice) -> Result<GpuTexture, JsValue> {
+        let (label_ptr, label_len) = raw_text(&self.label);
         guard_create_texture(
             device,
-            &self.label,
+            label_ptr,
+            label_len,
             self.format,
             self.width,
             self.height,
@@ -382,7 +377,8 @@ impl GuardedDevice {
         usage: u32,
     ) -> Result<Tracked<GpuBuffer>, Fault> {
         self.track(label, size, || {
-            guard_create_buffer(self.raw(), label, size as f64, usage)
+            let (label_ptr, label_len) = raw_text(label);
+            guard_create_buffer(self.raw(), label_ptr, label_len, size as f64, usage)
         })
     }
 
@@ -401,8 +397,14 @@ impl GuardedDevice {
         padded.resize(size as usize, 0);
         // The write inside the creation: one per-call scope covers both.
         self.track_with(CallScopes::ByLevel, site, label, size.max(4), || {
-            let buffer =
-                guard_create_buffer(self.raw(), label, size.max(4) as f64, usage | COPY_DST)?;
+            let (label_ptr, label_len) = raw_text(label);
+            let buffer = guard_create_buffer(
+                self.raw(),
+                label_ptr,
+                label_len,
+                size.max(4) as f64,
+                usage | COPY_DST,
+            )?;
             self.queue()
                 .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)?;
             Ok(buffer)
@@ -422,7 +424,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuSamplerDescriptor,
     ) -> Result<Tracked<GpuSampler>, Fault> {
-        desc.set_label(label);
+        set_label(desc, label);
         self.track(label, 0, || try_create_sampler(self.raw(), desc))
     }
 
@@ -433,7 +435,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuBindGroupLayoutDescriptor,
     ) -> Result<Tracked<GpuBindGroupLayout>, Fault> {
-        desc.set_label(label);
+        set_label(desc, label);
         self.track(label, 0, || self.raw().create_bind_group_layout(desc))
     }
 
@@ -444,7 +446,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuBindGroupDescriptor,
     ) -> Result<Tracked<GpuBindGroup>, Fault> {
-        desc.set_label(label);
+        set_label(desc, label);
         self.track(label, 0, || try_create_bind_group(self.raw(), desc))
     }
 
@@ -455,7 +457,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuPipelineLayoutDescriptor,
     ) -> Result<Tracked<GpuPipelineLayout>, Fault> {
-        desc.set_label(label);
+        set_label(desc, label);
         self.track(label, 0, || try_create_pipeline_layout(self.raw(), desc))
     }
 
@@ -466,7 +468,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuQuerySetDescriptor,
     ) -> Result<Tracked<GpuQuerySet>, Fault> {
-        desc.set_label(label);
+        set_label(desc, label);
         let bytes = u64::from(desc.get_count()) * 8;
         self.track(label, bytes, || self.raw().create_query_set(desc))
     }

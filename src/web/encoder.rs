@@ -66,7 +66,7 @@ impl GuardedDevice {
         desc: &GpuCommandEncoderDescriptor,
         site: CallSite,
     ) -> Result<CommandEncoder, Fault> {
-        desc.set_label(label);
+        crate::web::text::set_label(desc, label);
         let raw = c::try_create_command_encoder(self.raw(), desc)
             .map_err(|e| thrown(label, "createCommandEncoder", site, e))?;
         Ok(CommandEncoder {

@@ -59,7 +59,7 @@ pub async fn request_adapter(gpu: &web_sys::Gpu) -> Result<GpuAdapter, InitFailu
 /// Requests a device labelled `label`.
 pub async fn request_device(adapter: &GpuAdapter, label: &str) -> Result<GpuDevice, InitFailure> {
     let desc = GpuDeviceDescriptor::new();
-    desc.set_label(label);
+    crate::web::text::set_label(&desc, label);
     let promise: js_sys::Promise = adapter
         .request_device_with_descriptor(&desc)
         .unchecked_into();

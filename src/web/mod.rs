@@ -29,6 +29,7 @@ pub mod pipeline;
 pub mod runtime;
 pub mod scope;
 pub mod shader;
+pub mod text;
 
 pub use alloc::{GpuResource, TextureSpec, Tracked};
 pub use context::{DiagnosticsLevel, GuardContext};

@@ -66,7 +66,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuRenderPipelineDescriptor,
     ) -> PendingPipeline<GpuRenderPipeline> {
-        desc.set_label(label);
+        crate::web::text::set_label(desc, label);
         PendingPipeline {
             promise: self
                 .raw()
@@ -84,7 +84,7 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuComputePipelineDescriptor,
     ) -> PendingPipeline<GpuComputePipeline> {
-        desc.set_label(label);
+        crate::web::text::set_label(desc, label);
         PendingPipeline {
             promise: self
                 .raw()

@@ -91,7 +91,7 @@ impl GuardedDevice {
         site: CallSite,
     ) -> Result<CompiledShader, ShaderError> {
         let desc = GpuShaderModuleDescriptor::new(source);
-        desc.set_label(label);
+        crate::web::text::set_label(&desc, label);
         if !hints.is_empty() {
             let list: Vec<GpuShaderModuleCompilationHint> = hints
                 .iter()

@@ -141,8 +141,9 @@ fn create(
             let stage = GpuProgrammableStage::new(&kit.module);
             stage.set_entry_point("main");
             let desc = GpuComputePipelineDescriptor::new(&kit.pipeline_layout, &stage);
-            desc.set_label(&format!("p{i}"));
-            Box::new(d.track::<GpuComputePipeline>(&format!("p{i}"), 0, || {
+            let label = format!("p{i}");
+            webgpu_guard::web::text::set_label(&desc, &label);
+            Box::new(d.track::<GpuComputePipeline>(&label, 0, || {
                 Ok(d.raw().create_compute_pipeline(&desc))
             })?)
         }
