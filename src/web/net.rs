@@ -65,6 +65,7 @@ export function uncaptured_hooks(handler) {
   };
   const clock = globalThis.performance;
   let silentUntil = 0;
+  // Held groups by kind and label: [kind, first message, label, count, last message].
   let held = null;
   let last = null;
   let timer = 0;
@@ -87,10 +88,16 @@ export function uncaptured_hooks(handler) {
       let now = event.timeStamp;
       if (!(now > 0)) now = clock.now();
       if (now < silentUntil) {
+        // The same message again (a bad call repeated every frame): same group.
+        if (last !== null && last[0] === kind && last[4] === message) {
+          last[3] += 1;
+          return;
+        }
         const label = labelOf(message);
         // A storm hits one group again and again.
         if (last !== null && last[0] === kind && last[2] === label) {
           last[3] += 1;
+          last[4] = message;
           return;
         }
         if (held === null) {
@@ -100,10 +107,11 @@ export function uncaptured_hooks(handler) {
         const key = kind + label;
         let group = held.get(key);
         if (group === undefined) {
-          group = [kind, message, label, 0];
+          group = [kind, message, label, 0, message];
           held.set(key, group);
         }
         group[3] += 1;
+        group[4] = message;
         last = group;
         return;
       }
