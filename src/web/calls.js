@@ -4,6 +4,7 @@
 
 let memory = null;
 let bytes = null;
+let shared = false;
 let decoder = null;
 
 export function guard_text_memory(m) {
@@ -14,7 +15,10 @@ export function guard_text_memory(m) {
 // The UTF-8 text at ptr..ptr+len: an ASCII string of up to 64 bytes is built in
 // a loop, anything else goes through TextDecoder.
 export function guard_text(ptr, len) {
-  if (bytes === null || bytes.buffer !== memory.buffer) bytes = new Uint8Array(memory.buffer);
+  if (bytes === null || bytes.buffer !== memory.buffer) {
+    bytes = new Uint8Array(memory.buffer);
+    shared = typeof SharedArrayBuffer !== "undefined" && memory.buffer instanceof SharedArrayBuffer;
+  }
   if (len <= 64) {
     let text = "";
     let i = 0;
@@ -26,7 +30,8 @@ export function guard_text(ptr, len) {
     if (i === len) return text;
   }
   if (decoder === null) decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-  return decoder.decode(bytes.subarray(ptr, ptr + len));
+  // TextDecoder refuses views of shared memory (a threaded build): copy first.
+  return decoder.decode(shared ? bytes.slice(ptr, ptr + len) : bytes.subarray(ptr, ptr + len));
 }
 
 export function guard_set_label(target, ptr, len) {
