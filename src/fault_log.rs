@@ -356,9 +356,11 @@ mod tests {
         assert_eq!(log.groups()[0].label, "upload:…");
     }
 
-    /// Uncaptured errors of a storm, as the net's listener gets them: a kind, a
-    /// message (quoting one of a few labels, or none) and a frame.
-    fn storm_events(seed: u64, n: usize) -> Vec<(f64, Fault)> {
+    /// A storm as the net sees it: uncaptured errors (a kind, a message quoting
+    /// one of a few labels, hundreds of others past the group cap, or none) and,
+    /// now and then, a fault a scope caught (`scoped`, its object label known), each
+    /// at a time and a frame.
+    fn storm_events(seed: u64, n: usize) -> Vec<(f64, Fault, bool)> {
         let mut state = seed;
         let mut next = move || {
             state = state
@@ -387,68 +389,102 @@ mod tests {
                     next() * 700.0
                 };
                 let kind = kinds[(next() * 2.2) as usize];
-                let label = labels[(next() * labels.len() as f64) as usize];
+                let many = format!("[Buffer \"many-{}\"]", (next() * 300.0) as u32);
+                let label = if next() < 0.2 {
+                    many.as_str()
+                } else {
+                    labels[(next() * labels.len() as f64) as usize]
+                };
                 let message = format!("Offset ({i}) is not a multiple of 4. While writing {label}");
-                let fault = Fault::without_hint(kind, message).in_frame((now / 16.0) as u64);
-                (now, fault)
+                let frame = (now / 100.0) as u64;
+                if next() < 0.1 {
+                    // A scope names the object the uncaptured errors quote.
+                    let object = crate::fault::label_in_message(&message)
+                        .unwrap_or_else(|| "scoped".to_string());
+                    let fault = Fault::new(kind, message).on_object(object).in_frame(frame);
+                    return (now, fault, true);
+                }
+                (
+                    now,
+                    Fault::without_hint(kind, message).in_frame(frame),
+                    false,
+                )
             })
             .collect()
     }
 
+    /// Errors held by the listener: (kind, quoted label) -> first fault, count.
+    type Held = Vec<(FaultKind, Option<String>, Fault, u64)>;
+
+    /// Hands the held counts over, tagged with the current frame, as the net does.
+    fn drain(log: &mut FaultLog, held: &mut Held, frame: u64) {
+        for (_, _, mut fault, count) in held.drain(..) {
+            fault.origin.frame = Some(frame);
+            log.record_held(&fault, count);
+        }
+    }
+
     #[test]
     fn errors_held_while_silent_end_exactly_as_if_each_were_recorded() {
-        // The listener's fast path: while the log is silent, errors are counted by
-        // (kind, quoted label) and handed over in one call per group before the next
-        // live one. Everything the log shows must be what recording each would show.
+        // The listener's fast path: while the log is silent, uncaptured errors are
+        // counted by (kind, quoted label) and handed over in one call per group,
+        // before the next live one, before any other fault is recorded and before
+        // the frame changes. Everything the log shows must be what recording each
+        // would show: counters, lines, groups (past the cap too) and telemetry.
         for seed in [1, 2, 3, 2026] {
-            let events = storm_events(seed, 6000);
+            let events = storm_events(seed, 8000);
             let each_sink = Rc::new(MemorySink::default());
             let held_sink = Rc::new(MemorySink::default());
             let mut each = FaultLog::new(Box::new(Shared(each_sink.clone())));
-            let mut held = FaultLog::new(Box::new(Shared(held_sink.clone())));
+            let mut log = FaultLog::new(Box::new(Shared(held_sink.clone())));
             each.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
-            held.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
+            log.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
             let mut each_lines = Vec::new();
-            let mut held_lines = Vec::new();
-            let mut pending: Vec<(FaultKind, Option<String>, Fault, u64)> = Vec::new();
+            let mut lines = Vec::new();
+            let mut held: Held = Vec::new();
+            let mut frame = 0;
             let mut silent_until = None;
             let mut held_count = 0;
-            let drain =
-                |log: &mut FaultLog, pending: &mut Vec<(FaultKind, Option<String>, Fault, u64)>| {
-                    for (_, _, fault, count) in pending.drain(..) {
-                        log.record_held(&fault, count);
-                    }
-                };
-            for (now, fault) in &events {
+            for (now, fault, scoped) in &events {
                 each_lines.extend(each.record(fault, *now));
-                if silent_until.is_some_and(|until| *now < until) {
+                let arrived_in = fault.origin.frame.unwrap_or(0);
+                if arrived_in != frame {
+                    drain(&mut log, &mut held, frame);
+                    frame = arrived_in;
+                }
+                if !scoped && silent_until.is_some_and(|until| *now < until) {
                     held_count += 1;
                     let key = crate::fault::label_in_message(&fault.message);
-                    match pending.iter_mut().find(|p| p.0 == fault.kind && p.1 == key) {
-                        // The group's last frame is the last one held.
-                        Some(p) => {
-                            p.3 += 1;
-                            p.2.origin.frame = fault.origin.frame;
-                        }
-                        None => pending.push((fault.kind, key, fault.clone(), 1)),
+                    match held.iter_mut().find(|h| h.0 == fault.kind && h.1 == key) {
+                        Some(group) => group.3 += 1,
+                        None => held.push((fault.kind, key, fault.clone(), 1)),
                     }
                     continue;
                 }
-                drain(&mut held, &mut pending);
-                held_lines.extend(held.record(fault, *now));
-                silent_until = held.silent_until();
+                drain(&mut log, &mut held, frame);
+                lines.extend(log.record(fault, *now));
+                if !scoped {
+                    silent_until = log.silent_until();
+                }
             }
-            drain(&mut held, &mut pending);
-            assert!(held_count > 3000, "seed {seed}: only {held_count} held");
-            let held_stats = held.stats();
-            assert_eq!(held_stats.held_by_listener, held_count, "seed {seed}");
-            let held_stats = NetStats {
+            drain(&mut log, &mut held, frame);
+            assert!(held_count > 4000, "seed {seed}: only {held_count} held");
+            let stats = log.stats();
+            assert_eq!(stats.held_by_listener, held_count, "seed {seed}");
+            let stats = NetStats {
                 held_by_listener: 0,
-                ..held_stats
+                ..stats
             };
-            assert_eq!(each.stats(), held_stats, "seed {seed}");
-            assert_eq!(each_lines, held_lines, "seed {seed}");
-            assert_eq!(each.groups(), held.groups(), "seed {seed}");
+            assert_eq!(each.stats(), stats, "seed {seed}");
+            assert_eq!(each_lines, lines, "seed {seed}");
+            let groups = log.groups();
+            assert!(
+                groups
+                    .iter()
+                    .any(|g| g.label == crate::telemetry::OTHER_LABELS),
+                "seed {seed}: the cap was not reached"
+            );
+            assert_eq!(each.groups(), groups, "seed {seed}");
             assert_eq!(each_sink.events(), held_sink.events(), "seed {seed}");
         }
     }

@@ -93,9 +93,10 @@ impl RateLimiter {
 
     /// The time until which every event is certain to be held back without a
     /// line (neither written nor the cause of a cut-off line), when the limiter is
-    /// in that state now. An event before that time may be counted with
-    /// [`Self::hold_back`] instead of going through [`Self::admit`]: the outcome is
-    /// the same.
+    /// in that state now. An event at a time from the last one seen up to that
+    /// time may be counted with [`Self::hold_back`] instead of going through
+    /// [`Self::admit`]: the outcome is the same (an earlier time would reset the
+    /// limiter).
     pub fn silent_until(&self) -> Option<f64> {
         if (self.recent.len() as u32) < self.limit {
             return None;

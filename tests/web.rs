@@ -1283,8 +1283,9 @@ async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
         dispatch_uncaptured(d.raw(), kind, &message);
         record(&mut expected, kind, &message, 7);
     }
-    // The timer hands the held counts over within 100 ms, tagged with the frame
-    // of that moment (the frame loop hands them over before a frame changes).
+    // The timer hands the held counts over within 100 ms. The frame cell is set
+    // directly here, bypassing `ErrorNet::set_frame` (which would hand them over
+    // first), only to see which moment tagged them: the timer's.
     frame.set(9);
     TimeoutFuture::new(300).await;
     assert_eq!(net.last_uncaptured_frame(), Some(9), "the timer drained");
@@ -1332,6 +1333,49 @@ async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
         .map(|g| g.occurrences)
         .sum();
     assert_eq!(late, 50);
+}
+
+#[wasm_bindgen_test]
+async fn held_errors_go_in_before_a_later_fault_and_keep_their_frame() {
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(20)));
+    let _listener = net.install(d.raw());
+    // Five lines and the cut-off line: the log is silent from here.
+    for i in 0..10 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"warm-up\"] {i}"));
+    }
+    for i in 0..5 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"fresh\"] held {i}"));
+    }
+    // A fault a scope caught on the same object, reported after them: the held
+    // errors go in first, so the group starts with the first of them.
+    net.report(
+        Fault::new(FaultKind::Validation, "popped later")
+            .on_object("fresh")
+            .in_frame(20),
+    );
+    let fresh = net
+        .groups()
+        .into_iter()
+        .find(|g| g.label == "fresh")
+        .unwrap();
+    assert_eq!(fresh.occurrences, 6, "{fresh:?}");
+    assert!(fresh.first_message.contains("held 0"), "{fresh:?}");
+    // Held during frame 20, handed over as the frame moves on: tagged 20.
+    for i in 0..5 {
+        dispatch_uncaptured(d.raw(), 2, &format!("[Texture \"framed\"] {i}"));
+    }
+    net.set_frame(21);
+    assert_eq!(net.last_uncaptured_frame(), Some(20));
+    let framed = net
+        .groups()
+        .into_iter()
+        .find(|g| g.label == "framed")
+        .unwrap();
+    assert_eq!((framed.occurrences, framed.last_frame), (5, Some(20)));
+    let stats = net.stats();
+    assert_eq!(stats.held_by_listener, 14, "{stats:?}");
+    assert_eq!(stats.total_errors(), 21, "{stats:?}");
 }
 
 #[wasm_bindgen_test]

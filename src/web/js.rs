@@ -31,10 +31,14 @@ pub fn nullable<T: JsCast + Clone>(value: &T) -> js_sys::JsNullable<T> {
 }
 
 thread_local! {
-    /// The page's `performance`, looked up once (one JavaScript call per reading
-    /// instead of three: the error net reads the clock for every error).
+    /// The global `performance` (a window's or a worker's), looked up once (one
+    /// JavaScript call per reading instead of three: the error net reads the
+    /// clock for every error). The uncaptured-error listener reads the same one.
     static PERFORMANCE: Option<web_sys::Performance> =
-        web_sys::window().and_then(|w| w.performance());
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+            .ok()
+            .filter(|p| p.is_object())
+            .map(|p| p.unchecked_into());
 }
 
 /// `performance.now()`, or 0 where there is no `performance`.

@@ -64,8 +64,14 @@ export function uncaptured_hooks(handler) {
     }
   };
   const clock = globalThis.performance;
+  if (clock === undefined) return { listener: (event) => {
+    event.preventDefault();
+    const error = event.error;
+    const kind = kindOf(error);
+    handler(kind, kind === 0 ? '' : String(error.message), 0);
+  }, drain: () => {}, close: () => {} };
   let silentUntil = 0;
-  // Held groups by kind and label: [kind, first message, label, count, last message].
+  // Held groups by kind and label: [kind, first message, label, count, last message, key].
   let held = null;
   let last = null;
   let timer = 0;
@@ -75,7 +81,17 @@ export function uncaptured_hooks(handler) {
     const groups = held;
     held = null;
     last = null;
-    for (const group of groups.values()) handler(group[0], group[1], group[3]);
+    for (const group of groups.values()) {
+      // A negative answer: the log was busy (a drain from inside its own work);
+      // the group is kept for the next drain.
+      if (handler(group[0], group[1], group[3]) < 0) {
+        if (held === null) {
+          held = new Map();
+          timer = setTimeout(drain, 100);
+        }
+        held.set(group[5], group);
+      }
+    }
   };
   const listener = (event) => {
     event.preventDefault();
@@ -84,10 +100,9 @@ export function uncaptured_hooks(handler) {
     if (kind === 0) { handler(0, '', 0); return; }
     const message = String(error.message);
     if (silentUntil !== 0) {
-      // The event's own time: no clock call per error.
-      let now = event.timeStamp;
-      if (!(now > 0)) now = clock.now();
-      if (now < silentUntil) {
+      // The clock the limiter reads (an event's timeStamp is its creation, which
+      // may be earlier than its dispatch).
+      if (clock.now() < silentUntil) {
         // The same message again (a bad call repeated every frame): same group.
         if (last !== null && last[0] === kind && last[4] === message) {
           last[3] += 1;
@@ -107,7 +122,7 @@ export function uncaptured_hooks(handler) {
         const key = kind + label;
         let group = held.get(key);
         if (group === undefined) {
-          group = [kind, message, label, 0, message];
+          group = [kind, message, label, 0, message, key];
           held.set(key, group);
         }
         group[3] += 1;
@@ -119,7 +134,16 @@ export function uncaptured_hooks(handler) {
     drain();
     silentUntil = handler(kind, message, 0);
   };
-  return { listener, drain };
+  // The listener is being removed: what it holds goes in now (kept only if the
+  // log is busy, which only a telemetry sink removing a listener can cause),
+  // and no timer is left to call a handler that is about to go.
+  const close = () => {
+    drain();
+    if (timer !== 0) { clearTimeout(timer); timer = 0; }
+    held = null;
+    last = null;
+  };
+  return { listener, drain, close };
 }
 ")]
 extern "C" {
@@ -142,6 +166,9 @@ extern "C" {
 
     #[wasm_bindgen(method)]
     fn drain(this: &UncapturedHooks);
+
+    #[wasm_bindgen(method)]
+    fn close(this: &UncapturedHooks);
 }
 
 /// The default telemetry sink: one `console.debug` line per event (verbose level,
@@ -226,7 +253,9 @@ impl std::fmt::Debug for ErrorNet {
 
 impl ErrorNet {
     /// A net tagging uncaptured errors with the frame number in `frame`, with the
-    /// console telemetry sink.
+    /// console telemetry sink. Advance the frame with [`ErrorNet::set_frame`] (or
+    /// [`crate::web::GuardContext::set_frame`]): errors held during a storm are
+    /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
         ErrorNet {
             log: Rc::new(RefCell::new(FaultLog::new(Box::new(ConsoleSink)))),
@@ -257,6 +286,7 @@ impl ErrorNet {
 
     /// Replaces the telemetry sink.
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
+        self.drain_held();
         if let Ok(mut log) = self.log.try_borrow_mut() {
             log.set_sink(sink);
         }
@@ -264,6 +294,8 @@ impl ErrorNet {
 
     /// Sets the sanitising step applied to telemetry messages and labels.
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
+        // Counts held under the old grouping go in under it.
+        self.drain_held();
         if let Ok(mut log) = self.log.try_borrow_mut() {
             log.set_sanitizer(sanitizer);
         }
@@ -299,6 +331,17 @@ impl ErrorNet {
     /// The frame number uncaptured errors are tagged with.
     pub fn frame(&self) -> u64 {
         self.frame.get()
+    }
+
+    /// Sets the frame number, handing over first what the listeners hold (so
+    /// that it is tagged with the frame during which it arrived). Advance the
+    /// frame through this or [`crate::web::GuardContext::set_frame`], not through
+    /// the cell given to [`ErrorNet::new`].
+    pub fn set_frame(&self, frame: u64) {
+        if frame != self.frame.get() {
+            self.drain_held();
+        }
+        self.frame.set(frame);
     }
 
     /// The frame during which the last uncaptured error arrived, if any.
@@ -344,6 +387,7 @@ impl ErrorNet {
 
     /// Writes a shader compiler warning through the same limiter (counted apart).
     pub fn warn(&self, text: &str) {
+        self.drain_held();
         let line = match self.log.try_borrow_mut() {
             Ok(mut log) => log.record_warning(text, now_ms()),
             Err(_) => return self.count_reentrant(),
@@ -353,6 +397,7 @@ impl ErrorNet {
 
     /// Writes a note (a device running again, a retry) through the same limiter.
     pub fn note(&self, text: &str) {
+        self.drain_held();
         let line = match self.log.try_borrow_mut() {
             Ok(mut log) => log.record_note(text, now_ms()),
             Err(_) => return self.count_reentrant(),
@@ -365,6 +410,8 @@ impl ErrorNet {
     }
 
     fn record_at(&self, fault: &Fault, now_ms: f64) {
+        // What the listeners hold arrived earlier: it goes in first.
+        self.drain_held();
         let line = match self.log.try_borrow_mut() {
             Ok(mut log) => log.record(fault, now_ms),
             Err(_) => return self.count_reentrant(),
@@ -450,6 +497,8 @@ impl ErrorNet {
                 write(line);
                 silent_until
             }
+            // Held counts stay in the listener until the log is free again.
+            Err(_) if held > 0 => return -1.0,
             Err(_) => {
                 self.count_reentrant();
                 0.0
@@ -494,7 +543,7 @@ impl Drop for NetListener {
             .device
             .remove_event_listener_with_callback("uncapturederror", &self.listener);
         // What it held is handed over before its handler goes.
-        self.hooks.drain();
+        self.hooks.close();
         if let Some(net) = &self.net {
             net.installed.set(net.installed.get().saturating_sub(1));
             if let Ok(mut held) = net.held.try_borrow_mut() {
