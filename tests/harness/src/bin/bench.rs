@@ -67,7 +67,9 @@ fn engine_words(browser: Browser) -> &'static str {
 async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::error::Error>> {
     let bench_dist = root.join("target").join("dist-bench");
     let webdriver = Driver::for_browser(browser);
-    let server = Server::start(bench_dist.clone());
+    // Isolated: the start-up figures are a few milliseconds, and Chromium's
+    // clock otherwise reads in steps of 100 µs.
+    let server = Server::start_isolated(bench_dist.clone());
     let profile = new_profile();
     let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
     driver.goto(server.url("index.html")).await?;
@@ -95,8 +97,18 @@ async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::e
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
+    let isolated = driver
+        .execute("return self.crossOriginIsolated === true", vec![])
+        .await
+        .ok()
+        .and_then(|r| r.json().as_bool())
+        .unwrap_or(false);
     let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
     drop(profile);
+    let mut results = results;
+    if let Some(object) = results.as_object_mut() {
+        object.insert("isolated".to_string(), Value::Bool(isolated));
+    }
     if let Some(error) = results.get("error") {
         return Err(format!("the bench page failed: {error}").into());
     }
@@ -132,6 +144,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("webgpu-guard benchmarks ({cpus} CPUs); medians, ratios within one engine's run");
     for (browser, results, picture) in &reports {
         println!("\n=== {} ===", engine_words(*browser));
+        if let Ok(results) = results {
+            println!(
+                "(bench page cross-origin isolated, finer clock: {})",
+                results["isolated"].as_bool().unwrap_or(false)
+            );
+        }
         match results {
             Ok(results) => report(results),
             Err(e) => println!("  not measured: {e}"),
