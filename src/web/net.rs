@@ -284,27 +284,38 @@ impl ErrorNet {
         }
     }
 
+    /// The log, once the listeners have handed over what they hold (it arrived
+    /// before whatever the caller is about to read or record). `None` while the
+    /// log is busy (a re-entrant call).
+    fn drained_log(&self) -> Option<std::cell::Ref<'_, FaultLog>> {
+        self.drain_held();
+        self.log.try_borrow().ok()
+    }
+
+    /// As [`Self::drained_log`], to change it.
+    fn drained_log_mut(&self) -> Option<std::cell::RefMut<'_, FaultLog>> {
+        self.drain_held();
+        self.log.try_borrow_mut().ok()
+    }
+
     /// Replaces the telemetry sink.
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
-        self.drain_held();
-        if let Ok(mut log) = self.log.try_borrow_mut() {
+        if let Some(mut log) = self.drained_log_mut() {
             log.set_sink(sink);
         }
     }
 
-    /// Sets the sanitising step applied to telemetry messages and labels.
+    /// Sets the sanitising step applied to telemetry messages and labels (what
+    /// the listeners hold goes in under the old one).
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
-        // Counts held under the old grouping go in under it.
-        self.drain_held();
-        if let Ok(mut log) = self.log.try_borrow_mut() {
+        if let Some(mut log) = self.drained_log_mut() {
             log.set_sanitizer(sanitizer);
         }
     }
 
     /// The counters.
     pub fn stats(&self) -> NetStats {
-        self.drain_held();
-        let mut stats = self.log.try_borrow().map(|l| l.stats()).unwrap_or_default();
+        let mut stats = self.drained_log().map(|l| l.stats()).unwrap_or_default();
         stats.handler_failures += self.reentrant_failures.get();
         stats.handler_us = self.handler_us.get() as u64;
         stats
@@ -312,20 +323,14 @@ impl ErrorNet {
 
     /// The last lines written (at most 64), oldest first.
     pub fn recent_lines(&self) -> Vec<String> {
-        self.drain_held();
-        self.log
-            .try_borrow()
+        self.drained_log()
             .map(|l| l.recent_lines())
             .unwrap_or_default()
     }
 
     /// Telemetry groups (kind, sanitised label) seen so far.
     pub fn groups(&self) -> Vec<GroupSummary> {
-        self.drain_held();
-        self.log
-            .try_borrow()
-            .map(|l| l.groups())
-            .unwrap_or_default()
+        self.drained_log().map(|l| l.groups()).unwrap_or_default()
     }
 
     /// The frame number uncaptured errors are tagged with.
@@ -387,34 +392,26 @@ impl ErrorNet {
 
     /// Writes a shader compiler warning through the same limiter (counted apart).
     pub fn warn(&self, text: &str) {
-        self.drain_held();
-        let line = match self.log.try_borrow_mut() {
-            Ok(mut log) => log.record_warning(text, now_ms()),
-            Err(_) => return self.count_reentrant(),
+        let line = match self.drained_log_mut() {
+            Some(mut log) => log.record_warning(text, now_ms()),
+            None => return self.count_reentrant(),
         };
         write(line);
     }
 
     /// Writes a note (a device running again, a retry) through the same limiter.
     pub fn note(&self, text: &str) {
-        self.drain_held();
-        let line = match self.log.try_borrow_mut() {
-            Ok(mut log) => log.record_note(text, now_ms()),
-            Err(_) => return self.count_reentrant(),
+        let line = match self.drained_log_mut() {
+            Some(mut log) => log.record_note(text, now_ms()),
+            None => return self.count_reentrant(),
         };
         write(line);
     }
 
     fn record(&self, fault: &Fault) {
-        self.record_at(fault, now_ms());
-    }
-
-    fn record_at(&self, fault: &Fault, now_ms: f64) {
-        // What the listeners hold arrived earlier: it goes in first.
-        self.drain_held();
-        let line = match self.log.try_borrow_mut() {
-            Ok(mut log) => log.record(fault, now_ms),
-            Err(_) => return self.count_reentrant(),
+        let line = match self.drained_log_mut() {
+            Some(mut log) => log.record(fault, now_ms()),
+            None => return self.count_reentrant(),
         };
         write(line);
     }
@@ -485,6 +482,7 @@ impl ErrorNet {
         if let Some(label) = label_in_message(&fault.message) {
             fault = fault.on_object(label);
         }
+        // The log itself, not `drained_log_mut`: this is where held counts go in.
         let silent_until = match self.log.try_borrow_mut() {
             Ok(mut log) if held > 0 => {
                 log.record_held(&fault, u64::from(held));
