@@ -361,13 +361,7 @@ mod tests {
     /// now and then, a fault a scope caught (`scoped`, its object label known), each
     /// at a time and a frame.
     fn storm_events(seed: u64, n: usize) -> Vec<(f64, Fault, bool)> {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as f64 / (1u64 << 31) as f64
-        };
+        let mut next = crate::test_uniform(seed);
         let labels = [
             "[Buffer \"verts\"]",
             "[Texture \"shadow\"]",

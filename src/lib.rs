@@ -41,4 +41,16 @@ pub mod telemetry;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
+/// A seeded uniform generator in [0, 1) for the host tests' random sequences.
+#[cfg(test)]
+pub(crate) fn test_uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as f64 / (1u64 << 31) as f64
+    }
+}
+
 pub use fault::{CallSite, Fault, FaultKind, Origin};

@@ -198,13 +198,7 @@ mod tests {
     fn every_event_before_silent_until_is_suppressed() {
         // Uneven bursts: whenever the limiter says it is silent until T, an event at
         // any time before T is suppressed, and one at T is not always.
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as f64 / (1u64 << 31) as f64
-        };
+        let mut next = crate::test_uniform(7);
         let mut r = RateLimiter::default();
         let mut now = 0.0;
         let mut silent_seen = 0;

@@ -63,13 +63,9 @@ export function uncaptured_hooks(handler) {
       if (start < end) return m.slice(start, end);
     }
   };
-  const clock = globalThis.performance;
-  if (clock === undefined) return { listener: (event) => {
-    event.preventDefault();
-    const error = event.error;
-    const kind = kindOf(error);
-    handler(kind, kind === 0 ? '' : String(error.message), 0);
-  }, drain: () => {}, close: () => {} };
+  // Without a clock nothing is ever held: every error goes to the log.
+  const performance = globalThis.performance;
+  const now = performance === undefined ? () => Infinity : () => performance.now();
   let silentUntil = 0;
   // Held groups by kind and label: [kind, first message, label, count, last message, key].
   let held = null;
@@ -102,7 +98,7 @@ export function uncaptured_hooks(handler) {
     if (silentUntil !== 0) {
       // The clock the limiter reads (an event's timeStamp is its creation, which
       // may be earlier than its dispatch).
-      if (clock.now() < silentUntil) {
+      if (now() < silentUntil) {
         // The same message again (a bad call repeated every frame): same group.
         if (last !== null && last[0] === kind && last[4] === message) {
           last[3] += 1;
