@@ -623,6 +623,118 @@ async fn a_device_lost_between_push_and_pop_is_never_clean() {
     assert_eq!(ladder.err().map(|f| f.kind), Some(FaultKind::DeviceLost));
 }
 
+#[wasm_bindgen_test]
+async fn the_probe_inside_a_validation_scope_never_hides_a_real_error_nor_leaks_its_own() {
+    // An awaited set issues the liveness probe's invalid call inside its own
+    // validation scope: it must land there (not in an application's scope
+    // around the set, not in the net), be recognised and dropped on a clean
+    // pop, and lose to a real error caught first.
+    let (d, net, events) = device_with_net(raw_device().await);
+    d.raw()
+        .push_error_scope(web_sys::GpuErrorFilter::Validation);
+    for filters in [&[Filter::Validation][..], &Filter::ALL[..]] {
+        let clean = ScopeSet::push(&d, filters).pop().await;
+        assert!(clean.is_clean(), "{filters:?}: {clean:?}");
+    }
+    let phase = d.phase("clean-phase", || Ok(7)).await;
+    assert_eq!(phase.ok(), Some(7));
+    assert!(d.confirm_alive().await);
+    let outer = wasm_bindgen_futures::JsFuture::from(d.raw().pop_error_scope())
+        .await
+        .unwrap();
+    assert!(
+        outer.is_null(),
+        "the probe's error escaped into the application's scope: {outer:?}"
+    );
+
+    let scope = ScopeSet::push(&d, &Filter::ALL);
+    bad_buffer(&d, "real-error-before-the-probe");
+    let fault = scope.pop().await.into_fault().expect("the real error");
+    assert_eq!(fault.kind, FaultKind::Validation);
+    assert!(
+        !fault.message.contains("-31337"),
+        "the probe's error was reported instead: {}",
+        fault.message
+    );
+    assert!(fault.related.is_empty(), "{fault:?}");
+    // Per-call pops settled with the phase: the phase's set is popped last and
+    // vouches for them; a bad call among them is still caught.
+    d.set_level(DiagnosticsLevel::PerCall);
+    let result = d
+        .phase("per-call-phase", || {
+            let _ok = d.create_buffer("fine", 16, UNIFORM)?;
+            let _bad = d.create_buffer("bad-in-per-call", 16, MAP_READ | MAP_WRITE)?;
+            Ok(())
+        })
+        .await;
+    d.set_level(DiagnosticsLevel::Phases);
+    let fault = result.expect_err("the bad call");
+    assert!(!fault.message.contains("-31337"), "{}", fault.message);
+    flush(&d).await;
+    settle().await;
+    // The phase's one fault, and nothing uncaptured.
+    assert_eq!(net.stats().validation, 1, "{:?}", net.stats());
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| describe_event(e).contains("-31337"))
+            .count(),
+        0
+    );
+    assert_stack_balanced(&d).await;
+}
+
+fn describe_event(event: &JsValue) -> String {
+    js_sys::JSON::stringify(event)
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+async fn a_promise_settles_into_its_own_future_even_after_others_were_dropped() {
+    use webgpu_guard::web::wait::settled;
+    let resolvers = js_sys::Array::new();
+    let pending = |resolvers: &js_sys::Array| {
+        let resolvers = resolvers.clone();
+        js_sys::Promise::new(&mut move |resolve, _reject| {
+            resolvers.push(&resolve);
+        })
+    };
+    // Dropped before settling: its slot must not be handed to the next one
+    // until it settles, and its late value must reach nobody.
+    let first = pending(&resolvers);
+    drop(settled(&first));
+    let second = pending(&resolvers);
+    let waiting = settled(&second);
+    resolvers
+        .get(0)
+        .unchecked_into::<js_sys::Function>()
+        .call1(&JsValue::NULL, &"first".into())
+        .unwrap();
+    // Let the first settle before the second does.
+    TimeoutFuture::new(0).await;
+    resolvers
+        .get(1)
+        .unchecked_into::<js_sys::Function>()
+        .call1(&JsValue::NULL, &"second".into())
+        .unwrap();
+    assert_eq!(
+        waiting.await.unwrap().as_string().as_deref(),
+        Some("second")
+    );
+    let rejected = js_sys::Promise::reject(&"refused".into());
+    assert_eq!(
+        settled(&rejected).await.unwrap_err().as_string().as_deref(),
+        Some("refused")
+    );
+    let many: Vec<_> = (0..50)
+        .map(|i| settled(&js_sys::Promise::resolve(&JsValue::from(i))))
+        .collect();
+    for (i, future) in many.into_iter().enumerate().rev() {
+        assert_eq!(future.await.unwrap().as_f64(), Some(i as f64));
+    }
+}
+
 // ---------------------------------------------------------------- calls that throw
 
 /// Makes reading `key` from `object` throw (writing it is ignored): the browser's

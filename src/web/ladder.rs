@@ -78,7 +78,7 @@ impl GuardedDevice {
                 spec.bytes(),
                 || spec.create_on(self.raw()),
             );
-            let outcome = scopes.close().wait().await;
+            let outcome = scopes.pop().await;
             if outcome.device_lost {
                 drop(created);
                 return Err(self.report(

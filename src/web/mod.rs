@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod scope;
 pub mod shader;
 pub mod text;
+pub mod wait;
 
 pub use alloc::{GpuResource, TextureSpec, Tracked};
 pub use context::{DiagnosticsLevel, GuardContext};

@@ -10,7 +10,10 @@ impl GuardedDevice {
     /// Whether the device is alive, known for certain: one round trip through the
     /// GPU process (a `lost` promise may resolve later than the loss).
     pub async fn confirm_alive(&self) -> bool {
-        !ScopeSet::push(self, &[]).pop().await.device_lost
+        !ScopeSet::push(self, &[Filter::Validation])
+            .pop()
+            .await
+            .device_lost
     }
 
     /// Runs `work` inside validation + out-of-memory + internal scopes (pushed in
@@ -41,7 +44,7 @@ impl GuardedDevice {
         self.enter_phase();
         let result = work();
         self.leave_phase();
-        let mut sets = vec![scopes.close()];
+        let mut sets = vec![scopes.close_probed()];
         let outermost = !self.in_phase();
         if outermost {
             sets.extend(self.take_pending_calls());

@@ -16,9 +16,15 @@
 //! rejection.
 //!
 //! A pop on a lost device resolves to null, exactly like a clean pop. An awaited
-//! pop is therefore classified only once the device's state is known: a liveness
-//! probe (a scope around a deliberately invalid call, issued after the pops) comes
-//! back with its error only if the device was alive when the pops were answered.
+//! pop is therefore classified only once the device's state is known, through a
+//! liveness probe: a deliberately invalid call whose error comes back only if the
+//! device was alive when the pops were answered. A set popped to be awaited
+//! ([`ScopeSet::pop`], phases, the ladder, shader creation) issues the probe's
+//! call inside its own validation scope, just before popping it: one pop answers
+//! both questions (a real error caught there comes first and proves the device
+//! alive too; the probe's own error is recognised and dropped). Pops closed
+//! without it, or not popped last, get a separate probe (a scope of its own
+//! around the same call) issued after every pop.
 
 use std::cell::Cell;
 
@@ -44,7 +50,24 @@ export function guard_push(device, mask) {
   }
   return pushed;
 }
-export function guard_pop(device, mask) {
+// The liveness probe: a sampler no engine accepts, with a clamp no real
+// application sets, recognised by that number in its error message (Dawn's
+// message names the label, wgpu's only the value).
+const PROBE = { label: 'webgpu-guard liveness probe', lodMinClamp: -31337 };
+function isProbe(error) {
+  const message = error && typeof error.message === 'string' ? error.message.toLowerCase() : '';
+  return message.includes('-31337') && message.includes('lod');
+}
+// Pops the scopes of `mask` in reverse order. With `probe`, the probe's invalid
+// call is issued first, inside the set's validation scope (errors go to the
+// nearest scope of their filter), and the array's `probed` is the validation
+// pop's place in it.
+export function guard_pop(device, mask, probe) {
+  const validation = NAMES.indexOf('validation');
+  let probed = false;
+  if (probe && validation >= 0 && (mask & (1 << validation))) {
+    try { device.createSampler(PROBE); probed = true; } catch (e) { probed = false; }
+  }
   const pops = [];
   for (let i = NAMES.length - 1; i >= 0; i--) {
     if (mask & (1 << i)) {
@@ -53,33 +76,68 @@ export function guard_pop(device, mask) {
       pops.push(p);
     }
   }
-  return pops.reverse();
+  pops.reverse();
+  if (probed) {
+    // The validation pop's place among the pops (push order).
+    let place = 0;
+    for (let i = 0; i < validation; i++) if (mask & (1 << i)) place++;
+    pops.probed = place;
+  }
+  return pops;
 }
-export function guard_probe(device) {
+function guard_probe(device) {
   try {
     device.pushErrorScope('validation');
-    device.createSampler({ label: 'webgpu-guard liveness probe', lodMinClamp: -1 });
+    device.createSampler(PROBE);
     return device.popErrorScope().then((e) => e !== null && e !== undefined, () => false);
   } catch (e) {
     return Promise.resolve(false);
   }
 }
-export function guard_settle(batches, probeDevice) {
+// Settles every pop of `batches` together. `probeDevice`: the device's
+// liveness is wanted. `folded`: the batch whose validation pop carries the probe
+// and was popped last of all, or -1; without one (or if that pop rejected), a
+// separate probe is issued after every pop. A probe's own error is never
+// handed back. Resolves to [alive, then (index, fulfilled, value) for each pop
+// that caught a real error or rejected].
+export function guard_settle(batches, probeDevice, folded) {
+  const probes = new Set();
+  let foldedAt = -1;
+  let offset = 0;
+  for (let b = 0; b < batches.length; b++) {
+    if (typeof batches[b].probed === 'number') {
+      probes.add(offset + batches[b].probed);
+      if (b === folded && probeDevice) foldedAt = offset + batches[b].probed;
+    }
+    offset += batches[b].length;
+  }
   const promises = batches.flat();
   const count = promises.length;
-  if (probeDevice) promises.push(guard_probe(probeDevice));
+  const separate = probeDevice && foldedAt < 0;
+  if (separate) promises.push(guard_probe(probeDevice));
   return Promise.allSettled(promises).then((results) => {
-    const out = [probeDevice ? results[count].value === true : false];
+    const out = [separate ? results[count].value === true : false];
+    let foldedRejected = false;
     for (let i = 0; i < count; i++) {
       const r = results[i];
+      const value = r.status === 'fulfilled' ? r.value : undefined;
+      const caught = value !== null && value !== undefined;
+      if (i === foldedAt) {
+        if (r.status !== 'fulfilled') foldedRejected = true;
+        else out[0] = caught;
+      }
+      if (caught && probes.has(i) && isProbe(value)) continue;
       if (r.status !== 'fulfilled') out.push(i, false, r.reason);
-      else if (r.value !== null && r.value !== undefined) out.push(i, true, r.value);
+      else if (caught) out.push(i, true, value);
+    }
+    if (foldedRejected) {
+      return guard_probe(probeDevice).then((alive) => { out[0] = alive; return out; });
     }
     return out;
   });
 }
 export function guard_pop_report(device, mask, tag, report) {
-  for (const p of guard_pop(device, mask)) {
+  for (const p of guard_pop(device, mask, false)) {
     p.then((e) => { if (e) report(tag, e, ''); }, (r) => report(tag, null, String(r)));
   }
 }
@@ -87,15 +145,16 @@ export function guard_pop_report(device, mask, tag, report) {
 extern "C" {
     fn guard_set_filters(names: js_sys::Array);
     fn guard_push(device: &web_sys::GpuDevice, mask: u32) -> u32;
-    fn guard_pop(device: &web_sys::GpuDevice, mask: u32) -> js_sys::Array;
-    fn guard_probe(device: &web_sys::GpuDevice) -> js_sys::Promise;
-    /// Settles every pop of `batches` (arrays of pops) together, with the liveness
-    /// probe issued after them when `probe_device` is given; resolves to `[alive,
-    /// then (index, fulfilled, value) for each pop that caught an error or
-    /// rejected]`.
+    fn guard_pop(device: &web_sys::GpuDevice, mask: u32, probe: bool) -> js_sys::Array;
+    /// Settles every pop of `batches` (arrays of pops) together. With
+    /// `probe_device`, liveness is read from the probe folded into batch `folded`
+    /// (popped last of all), or from a separate probe issued after every pop when
+    /// `folded` is -1. Resolves to `[alive, then (index, fulfilled, value) for
+    /// each pop that caught a real error or rejected]`.
     fn guard_settle(
         batches: &js_sys::Array,
         probe_device: Option<&web_sys::GpuDevice>,
+        folded: i32,
     ) -> js_sys::Promise;
     fn guard_pop_report(
         device: &web_sys::GpuDevice,
@@ -248,14 +307,29 @@ impl ScopeSet {
     }
 
     /// Pops every scope now, in reverse order, without awaiting.
-    pub fn close(mut self) -> PendingPops {
+    pub fn close(self) -> PendingPops {
+        self.close_with(false)
+    }
+
+    /// Pops every scope now, with the liveness probe's call issued inside the
+    /// validation scope first: for pops about to be awaited.
+    pub(crate) fn close_probed(self) -> PendingPops {
+        self.close_with(true)
+    }
+
+    fn close_with(mut self, probe: bool) -> PendingPops {
         self.open = false;
-        PendingPops::pop(&self.device, self.mask, std::mem::take(&mut self.origin))
+        PendingPops::pop(
+            &self.device,
+            self.mask,
+            std::mem::take(&mut self.origin),
+            probe,
+        )
     }
 
     /// Pops and awaits.
     pub async fn pop(self) -> ScopeOutcome {
-        self.close().wait().await
+        self.close_probed().wait().await
     }
 
     /// Pops every scope now, without awaiting and without allocating: each caught
@@ -271,7 +345,13 @@ impl Drop for ScopeSet {
     /// Pops without awaiting; what the scopes caught goes to the fault sink.
     fn drop(&mut self) {
         if std::mem::replace(&mut self.open, false) {
-            PendingPops::pop(&self.device, self.mask, std::mem::take(&mut self.origin)).detach();
+            PendingPops::pop(
+                &self.device,
+                self.mask,
+                std::mem::take(&mut self.origin),
+                false,
+            )
+            .detach();
         }
     }
 }
@@ -285,17 +365,36 @@ pub struct PendingPops {
     /// The pops' promises, one per filter, in push order.
     promises: js_sys::Array,
     origin: Origin,
+    /// When the pops were issued, among every set of this thread.
+    sequence: u64,
+    /// Whether the probe's call was asked for inside the validation scope.
+    probed: bool,
+}
+
+thread_local! {
+    static POP_SEQUENCE: Cell<u64> = const { Cell::new(0) };
+}
+
+fn next_sequence() -> u64 {
+    POP_SEQUENCE.with(|n| {
+        let next = n.get() + 1;
+        n.set(next);
+        next
+    })
 }
 
 impl PendingPops {
-    fn pop(device: &DeviceHandle, mask: u32, origin: Origin) -> Self {
+    fn pop(device: &DeviceHandle, mask: u32, origin: Origin, probe: bool) -> Self {
         ensure_filters();
-        let promises = guard_pop(device.raw(), mask);
+        let probed = probe && mask & Filter::Validation.bit() != 0 && !device.is_lost();
+        let promises = guard_pop(device.raw(), mask, probed);
         PendingPops {
             device: device.clone(),
             filters: filters_of(mask),
             promises,
             origin,
+            sequence: next_sequence(),
+            probed,
         }
     }
 
@@ -386,6 +485,8 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
         filters: vec![Filter::Validation],
         promises: js_sys::Array::of1(&promise),
         origin: Origin::default(),
+        sequence: next_sequence(),
+        probed: false,
     }
 }
 
@@ -404,11 +505,18 @@ async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
     for set in &sets {
         batches.push(&set.promises);
     }
-    // Issued after every pop of the batch: answered with its error only if the
-    // device was alive when the pops before it were answered.
+    // The probe is answered with its error only if the device was alive when the
+    // pops before it were answered: the one folded into the set popped last
+    // vouches for every set, else a separate one is issued after every pop.
     let probed = probe && !device.is_lost();
-    let settling = guard_settle(&batches, probed.then(|| device.raw()));
-    let settled = match wasm_bindgen_futures::JsFuture::from(settling).await {
+    let last = sets
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, set)| set.sequence)
+        .filter(|(_, set)| set.probed)
+        .map_or(-1, |(index, _)| index as i32);
+    let settling = guard_settle(&batches, probed.then(|| device.raw()), last);
+    let settled = match crate::web::wait::settled(&settling).await {
         Ok(value) => js_sys::Array::from(&value),
         Err(e) => {
             let fault = Fault::new(FaultKind::ScopeStack, describe(&e));

@@ -120,7 +120,7 @@ impl GuardedDevice {
             source.len() as u64,
             || try_create_shader_module(self.raw(), &desc),
         );
-        let pops = scopes.close();
+        let pops = scopes.close_probed();
         let module = match created {
             Ok(module) => module,
             Err(fault) => {

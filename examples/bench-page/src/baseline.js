@@ -63,14 +63,37 @@ function roundTrip(device) {
   return device.popErrorScope();
 }
 
-function firstError(results) {
+// The library's liveness probe written by hand: a deliberately invalid sampler
+// created inside the validation scope popped last, just before that pop. The
+// pop comes back with an error only if the device was alive when the pops were
+// answered (a lost device's pops resolve to null, like clean ones); the probe's
+// own error is told from a real one by its value.
+function probe(device) {
+  device.createSampler({ label: "webgpu-guard liveness probe", lodMinClamp: -31337 });
+}
+
+function isProbe(error) {
+  const message = error.message.toLowerCase();
+  return message.includes("-31337") && message.includes("lod");
+}
+
+// The first real error of a batch's pops; with `probed`, the last pop is the
+// validation scope that holds the probe, and a null there means a lost device.
+function firstError(results, probed) {
+  if (probed) {
+    const last = results[results.length - 1];
+    if (!last) throw new Error("the device was lost");
+    if (isProbe(last)) results = results.slice(0, -1);
+  }
   for (const error of results) if (error) return error;
   return null;
 }
 
 // Milliseconds until every resource is known good (or, without scopes, until
 // the GPU process has taken the work), as startup::measure counts them.
-export async function baselineMeasure(device, kit, strategy) {
+// `probed`: the scoped strategies also pay the library's liveness probe, once per
+// awaited batch, so that the same guarantee is compared.
+export async function baselineMeasure(device, kit, strategy, probed) {
   const kept = [];
   const buffers = [];
   const perPhase = RESOURCES / PHASES;
@@ -88,15 +111,18 @@ export async function baselineMeasure(device, kit, strategy) {
         if (sites) sites.set(made.label, i);
         kept.push(made);
       }
+      if (probed) probe(device);
+      // Popped in reverse: the last pop is the validation scope's.
       const pops = [device.popErrorScope(), device.popErrorScope(), device.popErrorScope()];
-      const error = firstError(await Promise.all(pops));
+      const error = firstError(await Promise.all(pops), probed);
       if (error) throw new Error(`phase-${phase}: ${error.message}`);
     }
   } else if (strategy === "per-resource-awaited") {
     for (let i = 0; i < RESOURCES; i++) {
       device.pushErrorScope("validation");
       const made = create(device, kit, i, buffers);
-      const error = await device.popErrorScope();
+      if (probed) probe(device);
+      const error = firstError([await device.popErrorScope()], probed);
       if (error) throw new Error(`resource ${i}: ${error.message}`);
       kept.push(made);
     }
@@ -106,9 +132,10 @@ export async function baselineMeasure(device, kit, strategy) {
       for (let i = phase * perPhase; i < (phase + 1) * perPhase; i++) {
         for (const filter of FILTERS) device.pushErrorScope(filter);
         kept.push(create(device, kit, i, buffers));
+        if (probed && i === (phase + 1) * perPhase - 1) probe(device);
         pops.push(device.popErrorScope(), device.popErrorScope(), device.popErrorScope());
       }
-      const error = firstError(await Promise.all(pops));
+      const error = firstError(await Promise.all(pops), probed);
       if (error) throw new Error(`phase-${phase}: ${error.message}`);
     }
   } else {
@@ -147,3 +174,4 @@ export function bareListener(device) {
   });
   return counts;
 }
+

@@ -252,6 +252,7 @@ extern "C" {
         device: &web_sys::GpuDevice,
         kit: &wasm_bindgen::JsValue,
         strategy: &str,
+        probed: bool,
     ) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
 }
 
@@ -271,13 +272,15 @@ pub fn js_kit(d: &GuardedDevice) -> wasm_bindgen::JsValue {
 }
 
 /// The same workload and strategy written by hand in JavaScript, no library:
-/// milliseconds, measured the same way.
+/// milliseconds, measured the same way. `probed`: with the library's liveness
+/// probe after each awaited batch, written by hand too.
 pub async fn measure_js(
     d: &GuardedDevice,
     kit: &wasm_bindgen::JsValue,
     strategy: Strategy,
+    probed: bool,
 ) -> Result<f64, String> {
-    let promise = baseline_measure(d.raw(), kit, strategy.baseline_name())
+    let promise = baseline_measure(d.raw(), kit, strategy.baseline_name(), probed)
         .map_err(|e| webgpu_guard::web::js::describe(&e))?;
     wasm_bindgen_futures::JsFuture::from(promise)
         .await

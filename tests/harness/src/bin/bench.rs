@@ -47,6 +47,11 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
+/// `BENCH_ONLY=startup`: the start-up figures alone (a quicker run while working on them).
+fn only_startup() -> bool {
+    std::env::var("BENCH_ONLY").as_deref() == Ok("startup")
+}
+
 /// The engines to measure: `BENCH_BROWSERS` (e.g. `chromium`), both by default.
 fn engines() -> Vec<Browser> {
     let wanted = std::env::var("BENCH_BROWSERS").unwrap_or_else(|_| "chromium,firefox".into());
@@ -72,7 +77,11 @@ async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::e
     let server = Server::start_isolated(bench_dist.clone());
     let profile = new_profile();
     let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
-    driver.goto(server.url("index.html")).await?;
+    let page = match std::env::var("BENCH_ONLY").as_deref() {
+        Ok("startup") => "index.html#startup",
+        _ => "index.html",
+    };
+    driver.goto(server.url(page)).await?;
     let deadline = Instant::now() + Duration::from_secs(900);
     let mut last_progress = String::new();
     let results: Value = loop {
@@ -128,6 +137,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
         };
+        if only_startup() {
+            all.insert(browser.name().into(), results.clone());
+            reports.push((browser, Ok(results), None));
+            continue;
+        }
         let picture = time_to_picture(browser, &root)
             .await
             .map_err(|e| e.to_string());
@@ -160,8 +174,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => {}
         }
     }
-    print_sizes(&root);
-    print_size_breakdown(&root);
+    if !only_startup() {
+        print_sizes(&root);
+        print_size_breakdown(&root);
+    }
     Ok(())
 }
 
@@ -311,21 +327,25 @@ fn report(results: &Value) {
     let base = rows.first().map(|r| f(&r["median_ms"])).unwrap_or(f64::NAN);
     let raw = f(&results["startup"]["raw_web_sys_ms"]);
     println!(
-        "  {:<42} {:>9} {:>9} {:>9} {:>12}",
-        "strategy", "library", "added", "plain JS", "library/JS"
+        "  {:<42} {:>9} {:>9} {:>9} {:>12} {:>10} {:>14}",
+        "strategy", "library", "added", "plain JS", "library/JS", "JS+probe", "library/JS+probe"
     );
     for r in &rows {
         let ms = f(&r["median_ms"]);
         let js = f(&r["js_median_ms"]);
+        let probed = f(&r["js_probed_median_ms"]);
         println!(
-            "  {:<42} {:>9.2} {:>9.2} {:>9.2} {:>12.2}",
+            "  {:<42} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>10.2} {:>14.2}",
             r["name"].as_str().unwrap_or("?"),
             ms,
             ms - base,
             js,
-            ms / js
+            ms / js,
+            probed,
+            ms / probed
         );
     }
+    println!("  (JS+probe: the same hand-written JavaScript with the liveness probe the library issues, an invalid sampler inside the validation scope popped last of each awaited batch)");
     println!(
         "  {:<42} {:>9.2} {:>9} {:>9.2} {:>12.2}",
         "no scopes, web-sys alone (no library)",
@@ -373,6 +393,9 @@ fn report(results: &Value) {
         );
     }
 
+    if results.get("frame").is_none() {
+        return;
+    }
     println!("\nFrame scopes (main thread per frame, tight loop of small offscreen frames, pops resolved):");
     let frames = results["frame"].as_array().cloned().unwrap_or_default();
     let by_name = |name: &str| {
