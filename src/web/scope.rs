@@ -98,42 +98,61 @@ function guard_probe(device) {
 // liveness is wanted. `folded`: the batch whose validation pop carries the probe
 // and was popped last of all, or -1; without one (or if that pop rejected), a
 // separate probe is issued after every pop. A probe's own error is never
-// handed back. Resolves to [alive, then (index, fulfilled, value) for each pop
-// that caught a real error or rejected].
+// handed back. Resolves to `alive` (a boolean) when no pop caught a real error
+// or rejected, else to [alive, then (index, fulfilled, value) for each that
+// did]. One reaction per pop, no intermediate arrays of results.
 export function guard_settle(batches, probeDevice, folded) {
-  const probes = new Set();
+  const promises = [];
+  let probes = null;
   let foldedAt = -1;
-  let offset = 0;
   for (let b = 0; b < batches.length; b++) {
-    if (typeof batches[b].probed === 'number') {
-      probes.add(offset + batches[b].probed);
-      if (b === folded && probeDevice) foldedAt = offset + batches[b].probed;
+    const batch = batches[b];
+    if (typeof batch.probed === 'number') {
+      const at = promises.length + batch.probed;
+      (probes || (probes = [])).push(at);
+      if (b === folded && probeDevice) foldedAt = at;
     }
-    offset += batches[b].length;
+    for (let i = 0; i < batch.length; i++) promises.push(batch[i]);
   }
-  const promises = batches.flat();
   const count = promises.length;
-  const separate = probeDevice && foldedAt < 0;
+  const separate = !!probeDevice && foldedAt < 0;
   if (separate) promises.push(guard_probe(probeDevice));
-  return Promise.allSettled(promises).then((results) => {
-    const out = [separate ? results[count].value === true : false];
-    let foldedRejected = false;
-    for (let i = 0; i < count; i++) {
-      const r = results[i];
-      const value = r.status === 'fulfilled' ? r.value : undefined;
-      const caught = value !== null && value !== undefined;
-      if (i === foldedAt) {
-        if (r.status !== 'fulfilled') foldedRejected = true;
-        else out[0] = caught;
+  return new Promise((resolve) => {
+    const fulfilled = new Array(promises.length);
+    const values = new Array(promises.length);
+    let left = promises.length;
+    const done = () => {
+      let alive = separate ? values[count] === true : false;
+      let foldedRejected = false;
+      let out = null;
+      for (let i = 0; i < count; i++) {
+        const ok = fulfilled[i];
+        const value = values[i];
+        const caught = ok && value !== null && value !== undefined;
+        if (i === foldedAt) {
+          if (ok) alive = caught;
+          else foldedRejected = true;
+        }
+        if (caught && probes !== null && probes.includes(i) && isProbe(value)) continue;
+        if (!ok || caught) {
+          if (out === null) out = [false];
+          out.push(i, ok, value);
+        }
       }
-      if (caught && probes.has(i) && isProbe(value)) continue;
-      if (r.status !== 'fulfilled') out.push(i, false, r.reason);
-      else if (caught) out.push(i, true, value);
+      const finish = (alive) => {
+        if (out === null) resolve(alive);
+        else { out[0] = alive; resolve(out); }
+      };
+      if (foldedRejected) guard_probe(probeDevice).then(finish);
+      else finish(alive);
+    };
+    if (left === 0) { done(); return; }
+    for (let i = 0; i < promises.length; i++) {
+      promises[i].then(
+        (value) => { fulfilled[i] = true; values[i] = value; if (--left === 0) done(); },
+        (reason) => { fulfilled[i] = false; values[i] = reason; if (--left === 0) done(); },
+      );
     }
-    if (foldedRejected) {
-      return guard_probe(probeDevice).then((alive) => { out[0] = alive; return out; });
-    }
-    return out;
   });
 }
 export function guard_pop_report(device, mask, tag, report) {
@@ -149,8 +168,9 @@ extern "C" {
     /// Settles every pop of `batches` (arrays of pops) together. With
     /// `probe_device`, liveness is read from the probe folded into batch `folded`
     /// (popped last of all), or from a separate probe issued after every pop when
-    /// `folded` is -1. Resolves to `[alive, then (index, fulfilled, value) for
-    /// each pop that caught a real error or rejected]`.
+    /// `folded` is -1. Resolves to `alive` when nothing was caught, else to
+    /// `[alive, then (index, fulfilled, value) for each pop that caught a real
+    /// error or rejected]`.
     fn guard_settle(
         batches: &js_sys::Array,
         probe_device: Option<&web_sys::GpuDevice>,
@@ -516,8 +536,15 @@ async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
         .filter(|(_, set)| set.probed)
         .map_or(-1, |(index, _)| index as i32);
     let settling = guard_settle(&batches, probed.then(|| device.raw()), last);
-    let settled = match crate::web::wait::settled(&settling).await {
-        Ok(value) => js_sys::Array::from(&value),
+    // A boolean when nothing was caught (the usual case), else an array.
+    let (verdict, settled) = match crate::web::wait::settled(&settling).await {
+        Ok(value) => match value.as_bool() {
+            Some(alive) => (alive, js_sys::Array::new()),
+            None => {
+                let settled: js_sys::Array = value.unchecked_into();
+                (settled.get(0).as_bool().unwrap_or(false), settled)
+            }
+        },
         Err(e) => {
             let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
             return sets
@@ -529,11 +556,7 @@ async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
                 .collect();
         }
     };
-    let alive = if probed {
-        settled.get(0).as_bool().unwrap_or(false)
-    } else {
-        !device.is_lost()
-    };
+    let alive = if probed { verdict } else { !device.is_lost() };
     if !alive && probe {
         device.mark_lost();
     }

@@ -175,3 +175,14 @@ export function bareListener(device) {
   return counts;
 }
 
+
+// The floor under any awaited strategy: `n` empty scopes, each popped and
+// awaited before the next push, with no resource and no library.
+export async function baselineRoundTrips(device, n) {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    device.pushErrorScope("validation");
+    await device.popErrorScope();
+  }
+  return performance.now() - start;
+}

@@ -15,7 +15,7 @@ use webgpu_guard::web::js::{describe, now_ms, nullable};
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{init, DiagnosticsLevel, GuardedDevice, Runtime, TextureSpec};
 
-use crate::startup::{self, Strategy};
+use crate::startup::{self, Awaiter, Strategy};
 use webgpu_guard_demo::scene::{DemoApp, SceneData};
 
 const REPEATS: usize = 21;
@@ -111,10 +111,15 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
     let mut js_times: Vec<Vec<f64>> = vec![Vec::new(); count];
     let mut probed_times: Vec<Vec<f64>> = vec![Vec::new(); count];
     let mut raw_times = Vec::new();
+    let mut floor_times: Vec<Vec<f64>> = vec![Vec::new(); Awaiter::ALL.len()];
     startup::measure_raw(d, &kit).await?;
     for repeat in 0..REPEATS {
         progress(&format!("start-up, repeat {}/{REPEATS}", repeat + 1));
         raw_times.push(startup::measure_raw(d, &kit).await?);
+        for k in 0..Awaiter::ALL.len() {
+            let index = (k + repeat) % Awaiter::ALL.len();
+            floor_times[index].push(startup::round_trips(d, Awaiter::ALL[index]).await);
+        }
         for k in 0..count {
             let index = (k + repeat) % count;
             let strategy = Strategy::ALL[index];
@@ -152,10 +157,14 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
         })
         .collect();
     Ok(format!(
-        "{{\"rows\": [{}], \"raw_web_sys_ms\": {:.3}, \"raw_runs\": {}}}",
+        "{{\"rows\": [{}], \"raw_web_sys_ms\": {:.3}, \"raw_runs\": {}, \"round_trips_js_ms\": {:.3}, \"round_trips_jsfuture_ms\": {:.3}, \"round_trips_settled_ms\": {:.3}, \"round_trips_library_ms\": {:.3}}}",
         rows.join(", "),
         median(&raw_times),
-        list(&raw_times)
+        list(&raw_times),
+        median(&floor_times[0]),
+        median(&floor_times[1]),
+        median(&floor_times[2]),
+        median(&floor_times[3])
     ))
 }
 

@@ -247,6 +247,8 @@ extern "C" {
     fn dispatch_errors(device: &web_sys::GpuDevice, n: u32) -> Result<f64, wasm_bindgen::JsValue>;
     #[wasm_bindgen(js_name = bareListener)]
     fn bare_listener(device: &web_sys::GpuDevice) -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = baselineRoundTrips)]
+    fn baseline_round_trips(device: &web_sys::GpuDevice, n: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = baselineMeasure, catch)]
     fn baseline_measure(
         device: &web_sys::GpuDevice,
@@ -340,4 +342,63 @@ pub async fn measure(d: &GuardedDevice, kit: &Kit, strategy: Strategy) -> Result
     drop(kept);
     flush(d).await;
     Ok(elapsed)
+}
+
+/// How the empty round trips of [`round_trips`] are awaited.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Awaiter {
+    /// A JavaScript loop (`baseline.js`).
+    JavaScript,
+    /// A Rust loop through `wasm_bindgen_futures::JsFuture`, as any
+    /// wasm-bindgen application awaits a promise.
+    JsFuture,
+    /// A Rust loop through the library's `web::wait::settled`.
+    Settled,
+    /// The library's own scope set (`ScopeSet::pop`, its liveness probe
+    /// included) instead of the raw calls.
+    LibraryScope,
+}
+
+impl Awaiter {
+    /// Every awaiter, in the order the bench rotates them.
+    pub const ALL: [Awaiter; 4] = [
+        Awaiter::JavaScript,
+        Awaiter::JsFuture,
+        Awaiter::Settled,
+        Awaiter::LibraryScope,
+    ];
+}
+
+/// Milliseconds for `RESOURCES` empty validation scopes, each popped and
+/// awaited before the next push, with web-sys alone: the floor of the
+/// one-by-one strategy, with nothing created and no library scope.
+pub async fn round_trips(d: &GuardedDevice, awaiter: Awaiter) -> f64 {
+    let device = d.raw();
+    if awaiter == Awaiter::JavaScript {
+        let promise = baseline_round_trips(device, RESOURCES as u32);
+        return wasm_bindgen_futures::JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
+    }
+    let start = now_ms();
+    if awaiter == Awaiter::LibraryScope {
+        d.set_level(DiagnosticsLevel::Off);
+        for _ in 0..RESOURCES {
+            let _ = ScopeSet::push(d, &[Filter::Validation]).pop().await;
+        }
+        let elapsed = now_ms() - start;
+        d.set_level(DiagnosticsLevel::Phases);
+        return elapsed;
+    }
+    for _ in 0..RESOURCES {
+        device.push_error_scope(web_sys::GpuErrorFilter::Validation);
+        let pop: js_sys::Promise = wasm_bindgen::JsCast::unchecked_into(device.pop_error_scope());
+        let _ = match awaiter {
+            Awaiter::JsFuture => wasm_bindgen_futures::JsFuture::from(pop).await,
+            _ => webgpu_guard::web::wait::settled(&pop).await,
+        };
+    }
+    now_ms() - start
 }

@@ -364,6 +364,18 @@ fn report(results: &Value) {
         raw - rows.first().map(|r| f(&r["js_median_ms"])).unwrap_or(f64::NAN),
         base - raw
     );
+    let (floor_js, floor_future, floor_settled, floor_library) = (
+        f(&results["startup"]["round_trips_js_ms"]),
+        f(&results["startup"]["round_trips_jsfuture_ms"]),
+        f(&results["startup"]["round_trips_settled_ms"]),
+        f(&results["startup"]["round_trips_library_ms"]),
+    );
+    println!(
+        "  the floor of awaiting one by one: 240 empty scopes, each awaited before the next push, nothing created: from JavaScript {floor_js:.2} ms; from Rust without the library, JsFuture {floor_future:.2} ms ({:.2}x), the library's wait::settled {floor_settled:.2} ms ({:.2}x); the library's ScopeSet::pop with its probe {floor_library:.2} ms ({:.2}x)",
+        floor_future / floor_js,
+        floor_settled / floor_js,
+        floor_library / floor_js
+    );
     let worst = rows
         .iter()
         .map(|r| f(&r["median_ms"]) / f(&r["js_median_ms"]))
