@@ -20,7 +20,7 @@ use webgpu_guard::web::alloc::{
 use webgpu_guard::web::init;
 use webgpu_guard::web::lost::watch_lost;
 use webgpu_guard::web::net::JsFunctionSink;
-use webgpu_guard::web::scope::{pop_unmatched, Filter, ScopeSet};
+use webgpu_guard::web::scope::{pop_unmatched, wait_all, Filter, ScopeSet};
 use webgpu_guard::web::{DiagnosticsLevel, ErrorNet, GuardContext, GuardedDevice, TextureSpec};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -682,6 +682,58 @@ async fn the_probe_inside_a_validation_scope_never_hides_a_real_error_nor_leaks_
         0
     );
     assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
+async fn sets_closed_out_of_order_or_across_devices_never_misjudge_a_device() {
+    // An outer set awaited while an inner one is still open pops the inner
+    // set's scope: the probe's error lands in the outer validation scope, and
+    // the awaited pop reads null. The device must not be judged lost for it,
+    // and the probe's error, popped later by the inner set, is no fault.
+    let (d, net, _events) = device_with_net(raw_device().await);
+    let outer = ScopeSet::push(&d, &[Filter::Validation]);
+    let inner = ScopeSet::push(&d, &[Filter::OutOfMemory]);
+    let outcome = outer.pop().await;
+    assert!(!outcome.device_lost, "{outcome:?}");
+    drop(inner);
+    flush(&d).await;
+    settle().await;
+    assert!(!d.is_lost());
+    assert_eq!(net.stats().validation, 0, "{:?}", net.stats());
+    assert!(d.confirm_alive().await);
+    assert_stack_balanced(&d).await;
+
+    // Sets of two devices awaited together: each device answers for its own.
+    for lost_first in [false, true] {
+        let alive = device().await;
+        let doomed = device().await;
+        let on_alive = ScopeSet::push(&alive, &[Filter::Validation]).close();
+        let on_doomed = {
+            let scope = ScopeSet::push(&doomed, &[Filter::Validation]);
+            doomed.destroy();
+            scope.close()
+        };
+        let sets = if lost_first {
+            vec![on_doomed, on_alive]
+        } else {
+            vec![on_alive, on_doomed]
+        };
+        let outcomes = wait_all(sets).await;
+        let (for_alive, for_doomed) = if lost_first {
+            (&outcomes[1], &outcomes[0])
+        } else {
+            (&outcomes[0], &outcomes[1])
+        };
+        assert!(
+            for_alive.is_clean(),
+            "lost first: {lost_first}: {outcomes:?}"
+        );
+        assert!(
+            for_doomed.device_lost,
+            "lost first: {lost_first}: {outcomes:?}"
+        );
+        assert!(!alive.is_lost());
+    }
 }
 
 fn describe_event(event: &JsValue) -> String {

@@ -55,6 +55,11 @@ impl DeviceHandle {
         self.injected_loss.set(true);
     }
 
+    /// Whether `other` wraps the same device (the same handle, cloned).
+    pub fn same_device(&self, other: &DeviceHandle) -> bool {
+        Rc::ptr_eq(&self.lost, &other.lost)
+    }
+
     /// Whether the device's loss was injected.
     pub fn injected_loss(&self) -> bool {
         self.injected_loss.get()

@@ -85,32 +85,34 @@ export function guard_pop(device, mask, probe) {
   }
   return pops;
 }
+// A probe in a scope of its own. A push that throws proves nothing (false); a
+// creation that throws still pops the scope it pushed.
 function guard_probe(device) {
   try {
     device.pushErrorScope('validation');
-    device.createSampler(PROBE);
-    return device.popErrorScope().then((e) => e !== null && e !== undefined, () => false);
   } catch (e) {
     return Promise.resolve(false);
   }
+  let threw = false;
+  try { device.createSampler(PROBE); } catch (e) { threw = true; }
+  let pop;
+  try { pop = device.popErrorScope(); } catch (e) { return Promise.resolve(false); }
+  return pop.then((e) => !threw && e !== null && e !== undefined, () => false);
 }
 // Settles every pop of `batches` together. `probeDevice`: the device's
 // liveness is wanted. `folded`: the batch whose validation pop carries the probe
 // and was popped last of all, or -1; without one (or if that pop rejected), a
 // separate probe is issued after every pop. A probe's own error is never
-// handed back. Resolves to `alive` (a boolean) when no pop caught a real error
+// handed back, whichever pop caught it. Resolves to `alive` (a boolean) when no pop caught a real error
 // or rejected, else to [alive, then (index, fulfilled, value) for each that
 // did]. One reaction per pop, no intermediate arrays of results.
 export function guard_settle(batches, probeDevice, folded) {
   const promises = [];
-  let probes = null;
   let foldedAt = -1;
   for (let b = 0; b < batches.length; b++) {
     const batch = batches[b];
-    if (typeof batch.probed === 'number') {
-      const at = promises.length + batch.probed;
-      (probes || (probes = [])).push(at);
-      if (b === folded && probeDevice) foldedAt = at;
+    if (b === folded && probeDevice && typeof batch.probed === 'number') {
+      foldedAt = promises.length + batch.probed;
     }
     for (let i = 0; i < batch.length; i++) promises.push(batch[i]);
   }
@@ -133,7 +135,9 @@ export function guard_settle(batches, probeDevice, folded) {
           if (ok) alive = caught;
           else foldedRejected = true;
         }
-        if (caught && probes !== null && probes.includes(i) && isProbe(value)) continue;
+        // Wherever it landed (sets closed out of order send it to another
+        // set's validation scope), the probe's error is never a fault.
+        if (caught && isProbe(value)) continue;
         if (!ok || caught) {
           if (out === null) out = [false];
           out.push(i, ok, value);
@@ -143,7 +147,11 @@ export function guard_settle(batches, probeDevice, folded) {
         if (out === null) resolve(alive);
         else { out[0] = alive; resolve(out); }
       };
-      if (foldedRejected) guard_probe(probeDevice).then(finish);
+      // A rejected folded pop proves nothing, and neither does a null one on its
+      // own: sets closed out of order (an inner set still open) send the
+      // probe's error to another scope. A separate probe, issued now, decides
+      // (a device alive now was alive then); only the loss path pays it.
+      if (foldedRejected || (foldedAt >= 0 && !alive)) guard_probe(probeDevice).then(finish);
       else finish(alive);
     };
     if (left === 0) { done(); return; }
@@ -510,10 +518,38 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
     }
 }
 
-/// Awaits many sets of pops as one: a single `Promise.allSettled` with one
-/// liveness probe for the batch, not one await per pop.
+/// Awaits many sets of pops as one: one settle with one liveness probe for the
+/// batch, not one await per pop. Sets of different devices are settled device
+/// by device, each with its own probe.
 pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
-    settle(sets, true).await
+    let one_device = sets
+        .windows(2)
+        .all(|pair| pair[0].device.same_device(&pair[1].device));
+    if one_device {
+        return settle(sets, true).await;
+    }
+    let count = sets.len();
+    let mut groups: Vec<Vec<(usize, PendingPops)>> = Vec::new();
+    for (index, set) in sets.into_iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|group| group[0].1.device.same_device(&set.device))
+        {
+            Some(group) => group.push((index, set)),
+            None => groups.push(vec![(index, set)]),
+        }
+    }
+    let mut outcomes: Vec<Option<ScopeOutcome>> = vec![None; count];
+    for group in groups {
+        let (indices, group): (Vec<usize>, Vec<PendingPops>) = group.into_iter().unzip();
+        for (index, outcome) in indices.into_iter().zip(settle(group, true).await) {
+            outcomes[index] = Some(outcome);
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.unwrap_or_default())
+        .collect()
 }
 
 async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {

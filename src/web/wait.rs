@@ -115,6 +115,10 @@ impl Future for Settled {
     type Output = Result<JsValue, JsValue>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Polled again after it was ready: its slot may be another's by now.
+        if self.done {
+            return Poll::Pending;
+        }
         let index = self.index;
         let outcome = SLOTS.with(|slots| {
             let mut slots = slots.borrow_mut();
