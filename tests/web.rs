@@ -736,6 +736,20 @@ async fn sets_closed_out_of_order_or_across_devices_never_misjudge_a_device() {
     }
 }
 
+#[wasm_bindgen_test]
+async fn pops_dropped_before_anything_awaited_them_still_reach_the_sink() {
+    // A future cancelled while it holds pending pops (shader creation awaiting
+    // its compilation info, say) drops them unawaited: what they caught must
+    // still reach the net, and the stack stays balanced.
+    let (d, net, _events) = device_with_net(raw_device().await);
+    let scope = ScopeSet::push(&d, &Filter::ALL);
+    bad_buffer(&d, "dropped-unawaited");
+    drop(scope.close());
+    flush(&d).await;
+    wait_until("the dropped pops' error", || net.stats().validation == 1).await;
+    assert_stack_balanced(&d).await;
+}
+
 fn describe_event(event: &JsValue) -> String {
     js_sys::JSON::stringify(event)
         .map(String::from)

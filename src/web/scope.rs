@@ -397,6 +397,8 @@ pub struct PendingPops {
     sequence: u64,
     /// Whether the probe's call was asked for inside the validation scope.
     probed: bool,
+    /// Whether a settle has taken the pops (dropped before that, they detach).
+    taken: bool,
 }
 
 thread_local! {
@@ -423,6 +425,7 @@ impl PendingPops {
             origin,
             sequence: next_sequence(),
             probed,
+            taken: false,
         }
     }
 
@@ -453,6 +456,27 @@ impl PendingPops {
                 then(outcome);
             }
         });
+    }
+}
+
+impl Drop for PendingPops {
+    /// Pops dropped before anything awaited them (a future cancelled while it
+    /// held them, say) are detached: what they caught still reaches the fault
+    /// sink, and a rejection is still observed.
+    fn drop(&mut self) {
+        if std::mem::replace(&mut self.taken, true) {
+            return;
+        }
+        PendingPops {
+            device: self.device.clone(),
+            filters: std::mem::take(&mut self.filters),
+            promises: self.promises.clone(),
+            origin: std::mem::take(&mut self.origin),
+            sequence: self.sequence,
+            probed: self.probed,
+            taken: false,
+        }
+        .detach();
     }
 }
 
@@ -515,6 +539,7 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
         origin: Origin::default(),
         sequence: next_sequence(),
         probed: false,
+        taken: false,
     }
 }
 
@@ -552,9 +577,12 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
         .collect()
 }
 
-async fn settle(sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
+async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
     if sets.is_empty() {
         return Vec::new();
+    }
+    for set in &mut sets {
+        set.taken = true;
     }
     let device = sets[0].device.clone();
     let batches = js_sys::Array::new();
