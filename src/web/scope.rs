@@ -24,7 +24,8 @@
 //! both questions (a real error caught there comes first and proves the device
 //! alive too; the probe's own error is recognised and dropped). Pops closed
 //! without it, or not popped last, get a separate probe (a scope of its own
-//! around the same call) issued after every pop.
+//! around the same call) issued after every pop; so does a folded pop that
+//! reads null or rejects, so that only a separate probe judges a device lost.
 
 use std::cell::Cell;
 
@@ -103,9 +104,9 @@ function guard_probe(device) {
 // liveness is wanted. `folded`: the batch whose validation pop carries the probe
 // and was popped last of all, or -1; without one (or if that pop rejected), a
 // separate probe is issued after every pop. A probe's own error is never
-// handed back, whichever pop caught it. Resolves to `alive` (a boolean) when no pop caught a real error
-// or rejected, else to [alive, then (index, fulfilled, value) for each that
-// did]. One reaction per pop, no intermediate arrays of results.
+// handed back, whichever pop caught it. Resolves to `alive` (a boolean) when
+// no pop caught a real error or rejected, else to [alive, then (index,
+// fulfilled, value) for each that did]. One reaction per pop.
 export function guard_settle(batches, probeDevice, folded) {
   const promises = [];
   let foldedAt = -1;
