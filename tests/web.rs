@@ -21,7 +21,9 @@ use webgpu_guard::web::init;
 use webgpu_guard::web::lost::watch_lost;
 use webgpu_guard::web::net::JsFunctionSink;
 use webgpu_guard::web::scope::{pop_unmatched, wait_all, Filter, ScopeSet};
-use webgpu_guard::web::{DiagnosticsLevel, ErrorNet, GuardContext, GuardedDevice, TextureSpec};
+use webgpu_guard::web::{
+    Binding, DiagnosticsLevel, ErrorNet, GuardContext, GuardedDevice, SamplerSpec, TextureSpec,
+};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -1263,6 +1265,8 @@ async fn labels_reach_the_browser_intact_whatever_their_text() {
             .create_sampler(label, &web_sys::GpuSamplerDescriptor::new())
             .unwrap();
         assert_eq!(web_sys::GpuSampler::label(&sampler), label);
+        let sampler = d.create_sampler_with(&SamplerSpec::new(label)).unwrap();
+        assert_eq!(web_sys::GpuSampler::label(&sampler), label);
         let encoder = d.create_command_encoder(label).unwrap();
         assert_eq!(encoder.raw().label(), label);
     }
@@ -1282,6 +1286,133 @@ async fn labels_reach_the_browser_intact_whatever_their_text() {
     assert_eq!(web_sys::GpuBuffer::label(&buffer), "after-growth");
     drop(grown);
     flush(&d).await;
+}
+
+/// A layout of four entries: a uniform buffer, a 16-byte uniform range, a
+/// filtering sampler and a float texture.
+fn four_entry_layout(d: &GuardedDevice) -> webgpu_guard::web::Tracked<web_sys::GpuBindGroupLayout> {
+    let uniform = |binding: u32| {
+        let entry = web_sys::GpuBindGroupLayoutEntry::new(binding, 0x2);
+        let buffer = web_sys::GpuBufferBindingLayout::new();
+        buffer.set_min_binding_size(16);
+        entry.set_buffer(&buffer);
+        entry
+    };
+    let sampler = web_sys::GpuBindGroupLayoutEntry::new(2, 0x2);
+    sampler.set_sampler(&web_sys::GpuSamplerBindingLayout::new());
+    let texture = web_sys::GpuBindGroupLayoutEntry::new(3, 0x2);
+    texture.set_texture(&web_sys::GpuTextureBindingLayout::new());
+    d.create_bind_group_layout(
+        "four-entry-layout",
+        &web_sys::GpuBindGroupLayoutDescriptor::new(&[uniform(0), uniform(1), sampler, texture]),
+    )
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_by_name() {
+    let d = device().await;
+    let layout = four_entry_layout(&d);
+    let buffer = d.create_buffer("one-call-uniform", 256, UNIFORM).unwrap();
+    let texture = d
+        .create_texture(&TextureSpec::d2(
+            "one-call-texture",
+            GpuTextureFormat::Rgba8unorm,
+            4,
+            4,
+            TEXTURE_BINDING,
+        ))
+        .unwrap();
+    let view = texture.create_view().unwrap();
+    let objects = d.ledger().borrow().live().objects;
+    let scopes = ScopeSet::push(&d, &Filter::ALL);
+    let sampler = d
+        .create_sampler_with(&SamplerSpec::new("one-call-sampler").linear())
+        .unwrap();
+    let group = |label: &str, offset: u64| {
+        d.create_bind_group_with(
+            label,
+            &layout,
+            &[
+                (0, Binding::Buffer(&buffer)),
+                (
+                    1,
+                    Binding::BufferRange {
+                        buffer: &buffer,
+                        offset,
+                        size: 16,
+                    },
+                ),
+                (2, Binding::Sampler(&sampler)),
+                (3, Binding::TextureView(&view)),
+            ],
+        )
+    };
+    let good = group("one-call-group", 0).unwrap();
+    assert!(scopes.pop().await.is_clean(), "every entry bound as asked");
+    assert_eq!(web_sys::GpuBindGroup::label(&good), "one-call-group");
+    assert_eq!(web_sys::GpuSampler::label(&sampler), "one-call-sampler");
+    assert_eq!(d.ledger().borrow().live().objects, objects + 2);
+
+    // The range's offset and size reach the browser: 16 bytes at 256 lie past
+    // the end of a 256-byte buffer.
+    let outcome = d
+        .phase("past-the-end", || group("past-the-end-group", 256))
+        .await;
+    let fault = outcome.expect_err("a range past the buffer's end");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert_eq!(fault.origin.phase.as_deref(), Some("past-the-end"));
+    if engine_quotes_labels() {
+        assert!(fault.message.contains("past-the-end-group"), "{fault}");
+    }
+
+    // A comparison sampler in a filtering slot is a validation error: the
+    // comparison reached the browser.
+    let scopes = ScopeSet::push(&d, &[Filter::Validation]);
+    let comparing = d
+        .create_sampler_with(
+            &SamplerSpec::new("comparing-sampler").comparing(web_sys::GpuCompareFunction::Less),
+        )
+        .unwrap();
+    let _mismatched = d.create_bind_group_with(
+        "comparing-in-filtering-slot",
+        &layout,
+        &[
+            (0, Binding::Buffer(&buffer)),
+            (1, Binding::Buffer(&buffer)),
+            (2, Binding::Sampler(&comparing)),
+            (3, Binding::TextureView(&view)),
+        ],
+    );
+    let fault = scopes
+        .pop()
+        .await
+        .into_fault()
+        .expect("a comparison sampler");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+
+    // What throws (a clamp that is not finite, a layout that is not one) is a
+    // fault naming the object, counts nothing and leaves no scope open.
+    d.set_level(DiagnosticsLevel::PerCall);
+    let before = d.ledger().borrow().live().objects;
+    let mut spec = SamplerSpec::new("nan-clamp-sampler");
+    spec.lod_min_clamp = f32::NAN;
+    let fault = d.create_sampler_with(&spec).expect_err("NaN is no float");
+    assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
+    assert_eq!(fault.origin.object.as_deref(), Some("nan-clamp-sampler"));
+    let fault = d
+        .create_bind_group_with(
+            "no-layout-group",
+            &not_a(),
+            &[(0, Binding::Buffer(&buffer))],
+        )
+        .expect_err("not a layout");
+    assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
+    assert_eq!(fault.origin.object.as_deref(), Some("no-layout-group"));
+    assert_eq!(d.ledger().borrow().live().objects, before);
+    d.set_level(DiagnosticsLevel::Phases);
+    settle().await;
+    assert_stack_balanced(&d).await;
 }
 
 #[wasm_bindgen_test]

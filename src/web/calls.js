@@ -53,3 +53,38 @@ export function guard_create_texture(device, ptr, len, format, width, height, la
     dimension: is3d ? "3d" : "2d",
   });
 }
+
+// A bind group from its entries: `numbers` holds (binding, kind, offset, size)
+// for each entry, `resources` the objects bound. Kind 0 binds a whole buffer,
+// 1 a range of one, 2 a sampler or a texture view as it is.
+export function guard_create_bind_group(device, ptr, len, layout, numbers, resources) {
+  const entries = new Array(resources.length);
+  for (let i = 0; i < resources.length; i++) {
+    const at = i * 4;
+    const kind = numbers[at + 1];
+    const object = resources[i];
+    let resource;
+    if (kind === 0) resource = { buffer: object };
+    else if (kind === 1) resource = { buffer: object, offset: numbers[at + 2], size: numbers[at + 3] };
+    else resource = object;
+    entries[i] = { binding: numbers[at], resource };
+  }
+  return device.createBindGroup({ label: guard_text(ptr, len), layout, entries });
+}
+
+export function guard_create_sampler(device, ptr, len, u, v, w, mag, min, mip, lodMin, lodMax, compare, anisotropy) {
+  const descriptor = {
+    label: guard_text(ptr, len),
+    addressModeU: u,
+    addressModeV: v,
+    addressModeW: w,
+    magFilter: mag,
+    minFilter: min,
+    mipmapFilter: mip,
+    lodMinClamp: lodMin,
+    lodMaxClamp: lodMax,
+    maxAnisotropy: anisotropy,
+  };
+  if (compare !== undefined) descriptor.compare = compare;
+  return device.createSampler(descriptor);
+}

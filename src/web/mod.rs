@@ -6,12 +6,13 @@
 //! Layers, each importing only those above it: `context` and `net` (the fault
 //! sink), `handle` (a device with its lost flag), `scope` (the one scope-set
 //! guard), `device`, then everything built on a device (`phase`, `frame`,
-//! `alloc`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
+//! `alloc`, `descriptors`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
 
 pub mod alloc;
 mod catching;
 pub mod classify;
 pub mod context;
+pub mod descriptors;
 pub mod device;
 pub mod encoder;
 pub mod frame;
@@ -34,6 +35,7 @@ pub mod wait;
 
 pub use alloc::{GpuResource, TextureSpec, Tracked};
 pub use context::{DiagnosticsLevel, GuardContext};
+pub use descriptors::{Binding, SamplerSpec};
 pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use frame::FrameScope;

@@ -12,7 +12,9 @@ use webgpu_guard::fault::Fault;
 use webgpu_guard::web::alloc::{COPY_DST, STAGE_COMPUTE, TEXTURE_BINDING, UNIFORM};
 use webgpu_guard::web::js::{now_ms, nullable};
 use webgpu_guard::web::scope::{Filter, ScopeSet};
-use webgpu_guard::web::{DiagnosticsLevel, GuardedDevice, TextureSpec, Tracked};
+use webgpu_guard::web::{
+    Binding, DiagnosticsLevel, GuardedDevice, SamplerSpec, TextureSpec, Tracked,
+};
 
 /// Resources per start-up.
 pub const RESOURCES: usize = 240;
@@ -123,18 +125,16 @@ fn create(
             64,
             TEXTURE_BINDING,
         ))?),
-        160..=179 => Box::new(d.create_sampler(&format!("s{i}"), &GpuSamplerDescriptor::new())?),
+        160..=179 => Box::new(d.create_sampler_with(&SamplerSpec::new(&format!("s{i}")))?),
         180..=219 => {
             let buffer = buffers
                 .get(i - 180)
                 .cloned()
                 .ok_or_else(|| Fault::from(wasm_bindgen::JsValue::from_str("buffer missing")))?;
-            Box::new(d.create_bind_group(
+            Box::new(d.create_bind_group_with(
                 &format!("g{i}"),
-                &GpuBindGroupDescriptor::new(
-                    &[GpuBindGroupEntry::new_with_gpu_buffer(0, &buffer)],
-                    &kit.layout,
-                ),
+                &kit.layout,
+                &[(0, Binding::Buffer(&buffer))],
             )?)
         }
         _ => {

@@ -5,16 +5,15 @@ use std::cell::{Cell, RefCell};
 
 use crate::math;
 use web_sys::{
-    GpuBindGroup, GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout,
-    GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBuffer, GpuBufferBindingLayout,
-    GpuBufferBindingType, GpuColorTargetState, GpuCompareFunction, GpuCullMode,
-    GpuDepthStencilState, GpuFilterMode, GpuFragmentState, GpuIndexFormat, GpuLoadOp,
-    GpuPipelineLayout, GpuPipelineLayoutDescriptor, GpuPrimitiveState,
+    GpuBindGroup, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry,
+    GpuBuffer, GpuBufferBindingLayout, GpuBufferBindingType, GpuColorTargetState,
+    GpuCompareFunction, GpuCullMode, GpuDepthStencilState, GpuFragmentState, GpuIndexFormat,
+    GpuLoadOp, GpuPipelineLayout, GpuPipelineLayoutDescriptor, GpuPrimitiveState,
     GpuRenderPassColorAttachment, GpuRenderPassDepthStencilAttachment, GpuRenderPassDescriptor,
     GpuRenderPipeline, GpuRenderPipelineDescriptor, GpuSampler, GpuSamplerBindingLayout,
-    GpuSamplerBindingType, GpuSamplerDescriptor, GpuShaderModule, GpuStoreOp, GpuTexture,
-    GpuTextureBindingLayout, GpuTextureFormat, GpuTextureSampleType, GpuTextureView,
-    GpuVertexAttribute, GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState, GpuVertexStepMode,
+    GpuSamplerBindingType, GpuShaderModule, GpuStoreOp, GpuTexture, GpuTextureBindingLayout,
+    GpuTextureFormat, GpuTextureSampleType, GpuTextureView, GpuVertexAttribute,
+    GpuVertexBufferLayout, GpuVertexFormat, GpuVertexState, GpuVertexStepMode,
 };
 use webgpu_guard::fault::Fault;
 use webgpu_guard::payload::{f32_bytes, Payload};
@@ -24,7 +23,9 @@ use webgpu_guard::web::alloc::{
 };
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::GuardedDevice;
-use webgpu_guard::web::{App, CommandEncoder, FrameInfo, Gpu, RenderPass, TextureSpec, Tracked};
+use webgpu_guard::web::{
+    App, Binding, CommandEncoder, FrameInfo, Gpu, RenderPass, SamplerSpec, TextureSpec, Tracked,
+};
 
 use crate::camera::OrbitCamera;
 use crate::mesh::{self, Mesh, FLOATS_PER_VERTEX};
@@ -417,27 +418,23 @@ impl App for DemoApp {
                 ))?;
                 let depth_view = depth.create_view()?;
                 let shadow_view = shadow_map.create_view()?;
-                let sampler_desc = GpuSamplerDescriptor::new();
-                sampler_desc.set_compare(GpuCompareFunction::Less);
-                sampler_desc.set_mag_filter(GpuFilterMode::Linear);
-                sampler_desc.set_min_filter(GpuFilterMode::Linear);
-                let sampler = d.create_sampler("shadow-sampler", &sampler_desc)?;
-                let globals_group = d.create_bind_group(
-                    "globals-group",
-                    &GpuBindGroupDescriptor::new(
-                        &[GpuBindGroupEntry::new_with_gpu_buffer(0, &globals)],
-                        &globals_layout,
-                    ),
+                let sampler = d.create_sampler_with(
+                    &SamplerSpec::new("shadow-sampler")
+                        .linear()
+                        .comparing(GpuCompareFunction::Less),
                 )?;
-                let shadow_group = d.create_bind_group(
+                let globals_group = d.create_bind_group_with(
+                    "globals-group",
+                    &globals_layout,
+                    &[(0, Binding::Buffer(&globals))],
+                )?;
+                let shadow_group = d.create_bind_group_with(
                     "shadow-group",
-                    &GpuBindGroupDescriptor::new(
-                        &[
-                            GpuBindGroupEntry::new_with_gpu_texture_view(0, &shadow_view),
-                            GpuBindGroupEntry::new(1, &sampler),
-                        ],
-                        &shadow_read_layout,
-                    ),
+                    &shadow_read_layout,
+                    &[
+                        (0, Binding::TextureView(&shadow_view)),
+                        (1, Binding::Sampler(&sampler)),
+                    ],
                 )?;
                 Ok((
                     depth,

@@ -5,16 +5,15 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
-    GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayoutDescriptor,
-    GpuBindGroupLayoutEntry, GpuBufferBindingLayout, GpuBufferBindingType, GpuColorTargetState,
-    GpuComputePipelineDescriptor, GpuFragmentState, GpuLoadOp, GpuPipelineLayoutDescriptor,
-    GpuProgrammableStage, GpuRenderPassColorAttachment, GpuRenderPassDescriptor,
-    GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
+    GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBufferBindingLayout,
+    GpuBufferBindingType, GpuColorTargetState, GpuComputePipelineDescriptor, GpuFragmentState,
+    GpuLoadOp, GpuPipelineLayoutDescriptor, GpuProgrammableStage, GpuRenderPassColorAttachment,
+    GpuRenderPassDescriptor, GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
 };
 use webgpu_guard::web::alloc::{STAGE_COMPUTE, STAGE_VERTEX, STORAGE};
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, FrameInfo, Gpu, Runtime, Tracked};
+use webgpu_guard::web::{App, Binding, FrameInfo, Gpu, Runtime, Tracked};
 use webgpu_guard::Fault;
 
 const FILL_WGSL: &str = "
@@ -94,8 +93,7 @@ impl App for Particles {
                     GpuBufferBindingType::ReadOnlyStorage,
                 )?;
                 let group = |label: &str, layout: &web_sys::GpuBindGroupLayout| {
-                    let entry = GpuBindGroupEntry::new_with_gpu_buffer(0, &field);
-                    d.create_bind_group(label, &GpuBindGroupDescriptor::new(&[entry], layout))
+                    d.create_bind_group_with(label, layout, &[(0, Binding::Buffer(&field))])
                 };
                 let compute_group = group("fill-group", &compute)?;
                 let render_group = group("draw-group", &render)?;

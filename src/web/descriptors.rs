@@ -1,0 +1,192 @@
+//! Bind groups and samplers described in Rust and created in one JavaScript
+//! call, as a hand-written page writes an object literal: a `web-sys`
+//! descriptor costs one call into JavaScript per field and per entry.
+//! [`GuardedDevice::create_bind_group_with`] and
+//! [`GuardedDevice::create_sampler_with`] label, count and scope exactly like the
+//! allocator's other creations.
+
+use wasm_bindgen::prelude::*;
+use web_sys::{
+    GpuAddressMode, GpuBindGroup, GpuBindGroupLayout, GpuBuffer, GpuCompareFunction, GpuDevice,
+    GpuFilterMode, GpuMipmapFilterMode, GpuSampler, GpuTextureView,
+};
+
+use crate::fault::Fault;
+use crate::web::alloc::Tracked;
+use crate::web::device::GuardedDevice;
+use crate::web::text::raw_text;
+
+#[wasm_bindgen(module = "/src/web/calls.js")]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn guard_create_bind_group(
+        device: &GpuDevice,
+        label_ptr: u32,
+        label_len: u32,
+        layout: &GpuBindGroupLayout,
+        numbers: &[f64],
+        resources: Vec<JsValue>,
+    ) -> Result<GpuBindGroup, JsValue>;
+
+    #[wasm_bindgen(catch)]
+    #[allow(clippy::too_many_arguments)]
+    fn guard_create_sampler(
+        device: &GpuDevice,
+        label_ptr: u32,
+        label_len: u32,
+        address_u: GpuAddressMode,
+        address_v: GpuAddressMode,
+        address_w: GpuAddressMode,
+        mag: GpuFilterMode,
+        min: GpuFilterMode,
+        mipmap: GpuMipmapFilterMode,
+        lod_min: f32,
+        lod_max: f32,
+        compare: Option<GpuCompareFunction>,
+        anisotropy: u16,
+    ) -> Result<GpuSampler, JsValue>;
+}
+
+/// What one bind group entry binds.
+#[derive(Clone, Copy, Debug)]
+pub enum Binding<'a> {
+    /// A whole buffer.
+    Buffer(&'a GpuBuffer),
+    /// `size` bytes of a buffer, from byte `offset`.
+    BufferRange {
+        /// The buffer.
+        buffer: &'a GpuBuffer,
+        /// The first byte bound.
+        offset: u64,
+        /// How many bytes are bound.
+        size: u64,
+    },
+    /// A sampler.
+    Sampler(&'a GpuSampler),
+    /// A texture view.
+    TextureView(&'a GpuTextureView),
+}
+
+impl Binding<'_> {
+    /// (kind, offset, size, the object) as the JavaScript side reads them.
+    fn parts(&self) -> (f64, f64, f64, JsValue) {
+        match *self {
+            Binding::Buffer(buffer) => (0.0, 0.0, 0.0, buffer.into()),
+            Binding::BufferRange {
+                buffer,
+                offset,
+                size,
+            } => (1.0, offset as f64, size as f64, buffer.into()),
+            Binding::Sampler(sampler) => (2.0, 0.0, 0.0, sampler.into()),
+            Binding::TextureView(view) => (2.0, 0.0, 0.0, view.into()),
+        }
+    }
+}
+
+/// A sampler to create. [`SamplerSpec::new`] holds WebGPU's defaults.
+#[derive(Clone, Debug)]
+pub struct SamplerSpec {
+    /// The label (required).
+    pub label: String,
+    /// `addressModeU`, `addressModeV`, `addressModeW`.
+    pub address_modes: [GpuAddressMode; 3],
+    /// `magFilter`.
+    pub mag_filter: GpuFilterMode,
+    /// `minFilter`.
+    pub min_filter: GpuFilterMode,
+    /// `mipmapFilter`.
+    pub mipmap_filter: GpuMipmapFilterMode,
+    /// `lodMinClamp`.
+    pub lod_min_clamp: f32,
+    /// `lodMaxClamp`.
+    pub lod_max_clamp: f32,
+    /// `compare`: a comparison sampler when set.
+    pub compare: Option<GpuCompareFunction>,
+    /// `maxAnisotropy`.
+    pub max_anisotropy: u16,
+}
+
+impl SamplerSpec {
+    /// WebGPU's default sampler: clamp to edge, nearest filtering, no comparison.
+    pub fn new(label: &str) -> Self {
+        SamplerSpec {
+            label: label.to_string(),
+            address_modes: [GpuAddressMode::ClampToEdge; 3],
+            mag_filter: GpuFilterMode::Nearest,
+            min_filter: GpuFilterMode::Nearest,
+            mipmap_filter: GpuMipmapFilterMode::Nearest,
+            lod_min_clamp: 0.0,
+            lod_max_clamp: 32.0,
+            compare: None,
+            max_anisotropy: 1,
+        }
+    }
+
+    /// Linear magnification and minification.
+    pub fn linear(mut self) -> Self {
+        self.mag_filter = GpuFilterMode::Linear;
+        self.min_filter = GpuFilterMode::Linear;
+        self
+    }
+
+    /// A comparison sampler (shadow maps).
+    pub fn comparing(mut self, compare: GpuCompareFunction) -> Self {
+        self.compare = Some(compare);
+        self
+    }
+}
+
+impl GuardedDevice {
+    /// Creates a bind group on `layout` from `entries` (binding number, what it
+    /// binds), in one JavaScript call.
+    #[track_caller]
+    pub fn create_bind_group_with(
+        &self,
+        label: &str,
+        layout: &GpuBindGroupLayout,
+        entries: &[(u32, Binding<'_>)],
+    ) -> Result<Tracked<GpuBindGroup>, Fault> {
+        self.track(label, 0, || {
+            let mut numbers = Vec::with_capacity(entries.len() * 4);
+            let mut resources = Vec::with_capacity(entries.len());
+            for (binding, bound) in entries {
+                let (kind, offset, size, object) = bound.parts();
+                numbers.extend_from_slice(&[f64::from(*binding), kind, offset, size]);
+                resources.push(object);
+            }
+            let (label_ptr, label_len) = raw_text(label);
+            guard_create_bind_group(
+                self.raw(),
+                label_ptr,
+                label_len,
+                layout,
+                &numbers,
+                resources,
+            )
+        })
+    }
+
+    /// Creates the sampler `spec` describes, in one JavaScript call.
+    #[track_caller]
+    pub fn create_sampler_with(&self, spec: &SamplerSpec) -> Result<Tracked<GpuSampler>, Fault> {
+        self.track(&spec.label, 0, || {
+            let (label_ptr, label_len) = raw_text(&spec.label);
+            let [u, v, w] = spec.address_modes;
+            guard_create_sampler(
+                self.raw(),
+                label_ptr,
+                label_len,
+                u,
+                v,
+                w,
+                spec.mag_filter,
+                spec.min_filter,
+                spec.mipmap_filter,
+                spec.lod_min_clamp,
+                spec.lod_max_clamp,
+                spec.compare,
+                spec.max_anisotropy,
+            )
+        })
+    }
+}
