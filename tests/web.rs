@@ -752,6 +752,43 @@ async fn pops_dropped_before_anything_awaited_them_still_reach_the_sink() {
     assert_stack_balanced(&d).await;
 }
 
+#[wasm_bindgen_test]
+async fn a_wait_cancelled_while_it_settles_still_hands_its_faults_to_the_sink() {
+    // The future awaiting the pops is polled once (the settle is under way in
+    // JavaScript), then dropped: the error the pops caught must still reach the
+    // net, and a lost device must still be found lost.
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    fn poll_once_then_drop<T>(mut future: std::pin::Pin<Box<dyn Future<Output = T>>>) {
+        let polled = future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        assert!(
+            matches!(polled, Poll::Pending),
+            "nothing settles synchronously"
+        );
+    }
+    let (d, net, _events) = device_with_net(raw_device().await);
+    let scope = ScopeSet::push(&d, &Filter::ALL);
+    bad_buffer(&d, "cancelled-while-settling");
+    poll_once_then_drop(Box::pin(scope.pop()));
+    let other = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_texture(&d, "cancelled-in-wait-all");
+    poll_once_then_drop(Box::pin(wait_all(vec![other.close()])));
+    flush(&d).await;
+    wait_until("both cancelled waits' errors", || {
+        net.stats().validation == 2
+    })
+    .await;
+    assert_stack_balanced(&d).await;
+
+    let (d, _net, _events) = device_with_net(raw_device().await);
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    d.raw().destroy();
+    poll_once_then_drop(Box::pin(scope.pop()));
+    wait_until("the loss, found by a cancelled wait", || d.is_lost()).await;
+}
+
 fn describe_event(event: &JsValue) -> String {
     js_sys::JSON::stringify(event)
         .map(String::from)

@@ -9,6 +9,10 @@
 //!   device's fault sink, tagged with the set's [`Origin`]: `?`, `Err` and early
 //!   returns all pop.
 //!
+//! A wait cancelled (its future dropped) before or while its pops settle loses
+//! nothing: the pops settle anyway, what they caught goes to the fault sink and
+//! a device found lost is marked lost.
+//!
 //! Phases, frames, per-call tracking, the out-of-memory ladder and shader creation
 //! all use it. Pushing and popping happen in one JavaScript call each and never
 //! throw into Rust; a pop on an empty stack rejects, and that rejection is always
@@ -601,65 +605,127 @@ async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
         .filter(|(_, set)| set.probed)
         .map_or(-1, |(index, _)| index as i32);
     let settling = guard_settle(&batches, probed.then(|| device.raw()), last);
-    // A boolean when nothing was caught (the usual case), else an array.
-    let (verdict, settled) = match crate::web::wait::settled(&settling).await {
-        Ok(value) => match value.as_bool() {
-            Some(alive) => (alive, js_sys::Array::new()),
-            None => {
-                let settled: js_sys::Array = value.unchecked_into();
-                (settled.get(0).as_bool().unwrap_or(false), settled)
-            }
-        },
-        Err(e) => {
-            let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
-            return sets
-                .iter()
-                .map(|_| ScopeOutcome {
-                    faults: vec![fault.clone()],
-                    device_lost: device.is_lost(),
-                })
-                .collect();
-        }
+    let mut in_flight = SettleInFlight {
+        settling: settling.clone(),
+        settle: Some(Settle {
+            sets,
+            device,
+            probe,
+            probed,
+        }),
     };
-    let alive = if probed { verdict } else { !device.is_lost() };
-    if !alive && probe {
-        device.mark_lost();
+    let answer = crate::web::wait::settled(&settling).await;
+    match in_flight.settle.take() {
+        Some(settle) => settle.conclude(answer),
+        None => Vec::new(),
     }
-    // Only the pops that caught something or rejected come back, by index.
-    let mut caught = Vec::new();
-    let length = settled.length();
-    let mut at = 1;
-    while at + 3 <= length {
-        let index = settled.get(at).as_f64().unwrap_or(f64::MAX) as usize;
-        let fulfilled = settled.get(at + 1).as_bool().unwrap_or(false);
-        caught.push((index, fulfilled, settled.get(at + 2)));
-        at += 3;
+}
+
+/// A settle whose answer has not been read yet.
+struct Settle {
+    sets: Vec<PendingPops>,
+    device: DeviceHandle,
+    probe: bool,
+    probed: bool,
+}
+
+/// A settle under way. Dropped before its answer came (the future awaiting it
+/// was cancelled), it lets the answer come anyway: what the pops caught reaches
+/// the fault sink and a lost device is still marked lost.
+struct SettleInFlight {
+    settling: js_sys::Promise,
+    settle: Option<Settle>,
+}
+
+impl Drop for SettleInFlight {
+    fn drop(&mut self) {
+        let Some(settle) = self.settle.take() else {
+            return;
+        };
+
+        let settling = self.settling.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let net = settle.device.context().net().clone();
+            let answer = crate::web::wait::settled(&settling).await;
+            for outcome in settle.conclude(answer) {
+                for fault in outcome.faults {
+                    net.report_ref(&fault);
+                }
+            }
+        });
     }
-    let mut caught = caught.into_iter().peekable();
-    let mut first = 0;
-    sets.into_iter()
-        .map(|set| {
-            let end = first + set.filters.len();
-            let mut faults = Vec::new();
-            while let Some((_, fulfilled, value)) = caught.next_if(|(index, _, _)| *index < end) {
-                let fault = if fulfilled {
-                    to_fault(value.unchecked_ref::<GpuError>())
-                } else {
-                    Fault::new(
-                        FaultKind::ScopeStack,
-                        format!(
-                            "popErrorScope() rejected (a pop without a matching push?): {}",
-                            describe(&value)
-                        ),
-                    )
-                };
-                faults.push(tag_fault(fault, &set.origin));
+}
+
+impl Settle {
+    /// Reads `guard_settle`'s answer into one outcome per set.
+    fn conclude(self, answer: Result<JsValue, JsValue>) -> Vec<ScopeOutcome> {
+        let Settle {
+            sets,
+            device,
+            probe,
+            probed,
+        } = self;
+        // A boolean when nothing was caught (the usual case), else an array.
+        let (verdict, settled) = match answer {
+            Ok(value) => match value.as_bool() {
+                Some(alive) => (alive, js_sys::Array::new()),
+                None => {
+                    let settled: js_sys::Array = value.unchecked_into();
+                    (settled.get(0).as_bool().unwrap_or(false), settled)
+                }
+            },
+            Err(e) => {
+                let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
+                return sets
+                    .iter()
+                    .map(|_| ScopeOutcome {
+                        faults: vec![fault.clone()],
+                        device_lost: device.is_lost(),
+                    })
+                    .collect();
             }
-            first = end;
-            ScopeOutcome {
-                faults,
-                device_lost: probe && !alive,
-            }
-        })
-        .collect()
+        };
+        let alive = if probed { verdict } else { !device.is_lost() };
+        if !alive && probe {
+            device.mark_lost();
+        }
+        // Only the pops that caught something or rejected come back, by index.
+        let mut caught = Vec::new();
+        let length = settled.length();
+        let mut at = 1;
+        while at + 3 <= length {
+            let index = settled.get(at).as_f64().unwrap_or(f64::MAX) as usize;
+            let fulfilled = settled.get(at + 1).as_bool().unwrap_or(false);
+            caught.push((index, fulfilled, settled.get(at + 2)));
+            at += 3;
+        }
+        let mut caught = caught.into_iter().peekable();
+        let mut first = 0;
+        sets.into_iter()
+            .map(|set| {
+                let end = first + set.filters.len();
+                let mut faults = Vec::new();
+                while let Some((_, fulfilled, value)) = caught.next_if(|(index, _, _)| *index < end)
+                {
+                    let fault = if fulfilled {
+                        to_fault(value.unchecked_ref::<GpuError>())
+                    } else {
+                        Fault::new(
+                            FaultKind::ScopeStack,
+                            format!(
+                                "popErrorScope() rejected (a pop without a matching push?): {}",
+                                describe(&value)
+                            ),
+                        )
+                    };
+                    faults.push(tag_fault(fault, &set.origin));
+                }
+                first = end;
+                ScopeOutcome {
+                    faults,
+                    device_lost: probe && !alive,
+                }
+            })
+            .collect()
+    }
 }
