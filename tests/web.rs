@@ -459,6 +459,56 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
 }
 
 #[wasm_bindgen_test]
+async fn errors_from_outside_the_frames_stop_scoping_every_frame_after_one_fruitless_hunt() {
+    // A timer issues a bad call after every frame: the net sees an error in each
+    // frame, and no frame's own scope ever catches one. One hunt (every frame
+    // scoped for 120 frames) shows that; after it, back to one frame in 32.
+    let (d, net, _) = device_with_net(raw_device().await);
+    let mut scoped = Vec::new();
+    for n in 1..=300 {
+        let frame = d.begin_frame(n);
+        if frame.is_scoped() {
+            scoped.push(n);
+        }
+        frame.end();
+        distinct_bad_submit(&d);
+        // A round trip (not `flush`: Firefox answers that every 100 ms).
+        d.raw()
+            .push_error_scope(web_sys::GpuErrorFilter::Validation);
+        let _ = wasm_bindgen_futures::JsFuture::from(d.raw().pop_error_scope()).await;
+    }
+    wait_until("every timer error", || net.stats().validation == 300).await;
+    assert!(net.hunt().is_muted(), "{:?}", net.hunt());
+    // The first error arrives within a few frames; from the frame after it,
+    // one hunt of 120 frames, then sampling only.
+    let sampled = |n: &u64| n.is_multiple_of(32);
+    let hunted: Vec<u64> = scoped.iter().copied().filter(|n| !sampled(n)).collect();
+    let start = hunted.first().copied().unwrap_or(0);
+    assert!((2..=10).contains(&start), "{scoped:?}");
+    let expected: Vec<u64> = (start..start + FrameSampling::HUNT_FRAMES)
+        .filter(|n| !sampled(n))
+        .collect();
+    assert_eq!(hunted, expected, "one hunt, then sampling only");
+    // A sampled frame's own scope catches an error: hunting again.
+    let frame = d.begin_frame(320);
+    assert!(frame.is_scoped());
+    distinct_bad_submit(&d);
+    frame.end();
+    flush(&d).await;
+    wait_until("frame 320's scope reports", || {
+        net.stats().validation == 301
+    })
+    .await;
+    assert!(
+        d.begin_frame(321).is_scoped(),
+        "the catch restarts the hunt"
+    );
+    assert!(!net.hunt().is_muted());
+    settle().await;
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
 async fn per_call_mode_names_the_right_call_site_among_many() {
     let d = device().await;
     d.set_level(DiagnosticsLevel::PerCall);

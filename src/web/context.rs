@@ -146,7 +146,7 @@ impl GuardContext {
             && self.sampling.get().scoped(
                 frame,
                 level == DiagnosticsLevel::PerCall || !self.net.is_installed(),
-                self.net.last_frame_error(),
+                &self.net.hunt(),
             )
     }
 }

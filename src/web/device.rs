@@ -162,7 +162,7 @@ impl GuardedDevice {
                         crate::web::classify::to_fault(wasm_bindgen::JsCast::unchecked_ref(&error))
                     }
                     .in_frame(frame as u64);
-                    net.note_frame_error(frame as u64);
+                    net.note_frame_catch(frame as u64);
                     net.report_ref(&fault);
                 },
             );

@@ -20,6 +20,7 @@ use web_sys::GpuDevice;
 use crate::fault::{label_in_message, Fault, FaultKind};
 pub use crate::fault_log::NetStats;
 use crate::fault_log::{FaultLog, Line, Severity};
+use crate::frame_sampling::Hunt;
 use crate::sanitize::Sanitizer;
 use crate::telemetry::{GroupSummary, TelemetryEvent, TelemetrySink};
 use crate::web::js::{describe, now_ms};
@@ -232,7 +233,7 @@ pub struct ErrorNet {
     reentrant_failures: Rc<Cell<u64>>,
     handler_us: Rc<Cell<f64>>,
     last_uncaptured_frame: Rc<Cell<Option<u64>>>,
-    last_frame_error: Rc<Cell<Option<u64>>>,
+    hunt: Rc<Cell<Hunt>>,
     installed: Rc<Cell<u32>>,
     /// The listeners' held counts, by listener.
     held: Rc<RefCell<Vec<(u32, UncapturedHooks)>>>,
@@ -259,7 +260,7 @@ impl ErrorNet {
             reentrant_failures: Rc::new(Cell::new(0)),
             handler_us: Rc::new(Cell::new(0.0)),
             last_uncaptured_frame: Rc::new(Cell::new(None)),
-            last_frame_error: Rc::new(Cell::new(None)),
+            hunt: Rc::new(Cell::new(Hunt::default())),
             installed: Rc::new(Cell::new(0)),
             held: Rc::new(RefCell::new(Vec::new())),
             next_listener: Rc::new(Cell::new(0)),
@@ -350,16 +351,17 @@ impl ErrorNet {
         self.last_uncaptured_frame.get()
     }
 
-    /// The last frame with an error, uncaptured or caught by the frame's own
-    /// scope: frame sampling scopes every frame for a while after it.
-    pub fn last_frame_error(&self) -> Option<u64> {
-        self.last_frame_error.get()
+    /// Whether every frame is being scoped after an error, and since when (see
+    /// [`Hunt`]).
+    pub fn hunt(&self) -> Hunt {
+        self.hunt.get()
     }
 
-    /// Records an error seen in frame `frame` (uncaptured, or caught by the frame's
-    /// own scope).
-    pub(crate) fn note_frame_error(&self, frame: u64) {
-        self.last_frame_error.set(Some(frame));
+    /// Records an error a frame's own scope caught in frame `frame`.
+    pub(crate) fn note_frame_catch(&self, frame: u64) {
+        let mut hunt = self.hunt.get();
+        hunt.caught_in_frame(frame);
+        self.hunt.set(hunt);
     }
 
     /// Whether the `uncapturederror` listener is installed on some device: without
@@ -471,7 +473,9 @@ impl ErrorNet {
         };
         let frame = self.frame.get();
         self.last_uncaptured_frame.set(Some(frame));
-        self.note_frame_error(frame);
+        let mut hunt = self.hunt.get();
+        hunt.uncaptured(frame);
+        self.hunt.set(hunt);
         let mut fault = Fault::without_hint(kind, message).in_frame(frame);
         // Uncaptured errors carry no origin: the message is all there is, and
         // only some engines quote the label in it.
