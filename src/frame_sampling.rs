@@ -8,8 +8,9 @@
 //! net or by a frame's own scope), every frame is scoped for
 //! [`FrameSampling::HUNT_FRAMES`] frames (the [`Hunt`]), so that an error that
 //! repeats is caught by a scope and named with its exact frame for as long as it
-//! repeats. The per-call level scopes every frame, and so does a net installed
-//! on no device.
+//! repeats; errors that keep coming from outside the frames start fewer hunts
+//! (see [`Hunt`]). The per-call level scopes every frame, and so does a net
+//! installed on no device.
 
 /// The policy: scope one frame in `every`, and every frame for a while after the
 /// net caught an error.
@@ -62,25 +63,36 @@ impl FrameSampling {
 /// A hunt runs for [`FrameSampling::HUNT_FRAMES`] frames. An error a frame's own
 /// scope catches starts one or renews it. An error only the net saw (outside
 /// any scope) starts one but never renews it: while every frame is scoped, such
-/// an error did not come from a frame. And once a hunt has ended without a
-/// single catch in a frame's scope, the net's errors are known to come from
-/// outside the frames (a timer, an event handler): they start no new hunt, which
-/// would cost a scope round trip every frame and name nothing, until a frame's
-/// scope catches an error again (the sampled frames keep looking) or the net
-/// has seen none for [`FrameSampling::HUNT_FRAMES`] frames.
+/// an error did not come from a frame. Once a hunt has ended without a single
+/// catch in a frame's scope while the net's errors kept coming, those errors
+/// are taken to come from outside the frames (a timer, an event handler): they
+/// start no new hunt for [`Hunt::MUTE_FRAMES`] frames, which would cost a scope
+/// round trip every frame and name nothing. The mute ends early when a frame's
+/// scope catches an error (the sampled frames keep looking) or when the net has
+/// seen none for [`FrameSampling::HUNT_FRAMES`] frames; when it runs out, the
+/// next error starts a hunt again, so an error in frames the sampling never
+/// scopes (every odd frame, say) is still caught by a frame's scope within
+/// `MUTE_FRAMES` plus a hunt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hunt {
     /// The frames of the current or last hunt, first and last.
     window: Option<(u64, u64)>,
     /// Whether a frame's own scope caught an error during that hunt.
     caught_in_frames: bool,
-    /// Whether errors the net sees start no hunt.
-    muted: bool,
+    /// Whether that hunt has been judged fruitless already (it mutes once).
+    judged: bool,
+    /// The frame from which errors the net sees start no hunt, while muted.
+    muted_since: Option<u64>,
     /// The frame of the last error the net saw.
     last_uncaptured: Option<u64>,
 }
 
 impl Hunt {
+    /// How long the net's errors start no hunt after a fruitless one: eight
+    /// hunts' length, so that errors from outside the frames keep at most one
+    /// frame in nine scoped.
+    pub const MUTE_FRAMES: u64 = 8 * FrameSampling::HUNT_FRAMES;
+
     /// Whether frame `frame` is hunted.
     pub fn is_on(&self, frame: u64) -> bool {
         self.window
@@ -89,7 +101,7 @@ impl Hunt {
 
     /// Whether errors the net sees start no hunt now.
     pub fn is_muted(&self) -> bool {
-        self.muted
+        self.muted_since.is_some()
     }
 
     /// The net saw an error outside any scope, during frame `frame`.
@@ -98,35 +110,43 @@ impl Hunt {
             .last_uncaptured
             .is_none_or(|last| frame < last || frame - last > FrameSampling::HUNT_FRAMES);
         self.last_uncaptured = Some(frame);
-        if quiet {
-            self.muted = false;
+        let mute_over = self
+            .muted_since
+            .is_some_and(|since| frame < since || frame - since >= Self::MUTE_FRAMES);
+        if quiet || mute_over {
+            self.muted_since = None;
         }
-        if self.is_on(frame) {
+        if self.is_on(frame) || self.is_muted() {
             return;
         }
-        if !quiet && self.window.is_some() && !self.caught_in_frames {
-            self.muted = true;
+        if !quiet && self.window.is_some() && !self.caught_in_frames && !self.judged {
+            self.judged = true;
+            self.muted_since = Some(frame);
+            return;
         }
-        if !self.muted {
-            self.start(frame);
-        }
+        self.start(frame);
     }
 
-    /// A frame's own scope caught an error in frame `frame`.
+    /// A frame's own scope caught an error in frame `frame` (a catch reported
+    /// late, for a frame before the hunt's first, widens it; frame numbers that
+    /// restarted start a new one).
     pub fn caught_in_frame(&mut self, frame: u64) {
-        match self.window {
-            Some((first, last)) if frame >= first && frame <= last => {
-                self.window = Some((first, frame + FrameSampling::HUNT_FRAMES));
+        let horizon = frame + FrameSampling::HUNT_FRAMES;
+        self.window = Some(match self.window {
+            Some((first, last)) if frame <= last && horizon >= first => {
+                (first.min(frame), last.max(horizon))
             }
-            _ => self.start(frame),
-        }
+            _ => (frame, horizon),
+        });
         self.caught_in_frames = true;
-        self.muted = false;
+        self.judged = false;
+        self.muted_since = None;
     }
 
     fn start(&mut self, frame: u64) {
         self.window = Some((frame, frame + FrameSampling::HUNT_FRAMES));
         self.caught_in_frames = false;
+        self.judged = false;
     }
 }
 
@@ -137,7 +157,8 @@ mod tests {
     const QUIET: Hunt = Hunt {
         window: None,
         caught_in_frames: false,
-        muted: false,
+        judged: false,
+        muted_since: None,
         last_uncaptured: None,
     };
 
@@ -230,6 +251,85 @@ mod tests {
         // caught nothing: muted again.
         assert!(!hunt.is_on(1399));
         assert!(hunt.is_muted());
+    }
+
+    /// Runs frames `frames`: an error in every frame `fails` says, caught by the
+    /// frame's scope when the frame is scoped, else seen by the net; returns the
+    /// frames whose scope caught it.
+    fn run(hunt: &mut Hunt, frames: std::ops::Range<u64>, fails: impl Fn(u64) -> bool) -> Vec<u64> {
+        let sampling = FrameSampling::default();
+        let mut caught = Vec::new();
+        for frame in frames {
+            if !fails(frame) {
+                continue;
+            }
+            if sampling.scoped(frame, false, hunt) {
+                hunt.caught_in_frame(frame);
+                caught.push(frame);
+            } else {
+                hunt.uncaptured(frame);
+            }
+        }
+        caught
+    }
+
+    #[test]
+    fn an_error_in_frames_the_sampling_never_scopes_is_caught_despite_a_mute() {
+        // Errors from outside the frames mute the net; then a bug fails every
+        // odd frame, which one frame in 32 never scopes: the mute runs out, a
+        // hunt starts, and from then on every failing frame is caught.
+        let mut hunt = QUIET;
+        hunt.uncaptured(10);
+        hunt.uncaptured(100);
+        hunt.uncaptured(135);
+        assert!(hunt.is_muted());
+        let caught = run(&mut hunt, 141..3000, |f| f % 2 == 1);
+        let first = caught.first().copied().expect("caught at last");
+        assert!(
+            first <= 135 + Hunt::MUTE_FRAMES + 2,
+            "first caught at {first}"
+        );
+        let after: Vec<u64> = (first..3000).filter(|f| f % 2 == 1).collect();
+        assert_eq!(caught, after, "every failing frame from then on");
+    }
+
+    #[test]
+    fn errors_from_outside_the_frames_keep_few_frames_scoped() {
+        // A timer fails every frame for 10 000 frames, never in a frame: one
+        // hunt, then one in every `MUTE_FRAMES` plus a hunt.
+        let mut hunt = QUIET;
+        let mut hunted = 0;
+        for frame in 1..10_000 {
+            if hunt.is_on(frame) {
+                hunted += 1;
+            }
+            hunt.uncaptured(frame);
+        }
+        let cycle = Hunt::MUTE_FRAMES + FrameSampling::HUNT_FRAMES + 1;
+        let hunts = 10_000 / cycle + 1;
+        assert!(
+            hunted <= hunts * (FrameSampling::HUNT_FRAMES + 1),
+            "{hunted} frames hunted"
+        );
+        assert!(hunted >= (hunts - 1) * FrameSampling::HUNT_FRAMES);
+    }
+
+    #[test]
+    fn a_late_catch_widens_the_hunt_and_restarted_numbers_start_a_new_one() {
+        let mut hunt = hunt_from_net(100);
+        hunt.caught_in_frame(98);
+        assert!(hunt.is_on(98) && hunt.is_on(220), "widened, not cut short");
+        // Frame numbers that started again (a recovery) make a new hunt.
+        let mut hunt = hunt_from_net(1000);
+        hunt.caught_in_frame(3);
+        assert!(hunt.is_on(3) && hunt.is_on(123));
+        assert!(!hunt.is_on(124) && !hunt.is_on(1000));
+        let mut hunt = hunt_from_net(5000);
+        hunt.uncaptured(4);
+        assert!(
+            hunt.is_on(4) && !hunt.is_muted(),
+            "restarted numbers are news"
+        );
     }
 
     #[test]

@@ -830,7 +830,34 @@ async fn a_wait_cancelled_while_it_settles_still_hands_its_faults_to_the_sink() 
         net.stats().validation == 2
     })
     .await;
+    settle().await;
+    assert_eq!(net.stats().validation, 2, "each reported once");
     assert_stack_balanced(&d).await;
+
+    // Two devices in one wait, settled one after the other: cancelled once the
+    // first device's pops are read and while the second's settle, both
+    // devices' errors still reach their nets.
+    let (a, net_a, _) = device_with_net(raw_device().await);
+    let (b, net_b, _) = device_with_net(raw_device().await);
+    let on_a = ScopeSet::push(&a, &[Filter::Validation]);
+    bad_buffer(&a, "cancelled-first-device");
+    let on_b = ScopeSet::push(&b, &[Filter::Validation]);
+    bad_buffer(&b, "cancelled-second-device");
+    let mut waiting: std::pin::Pin<Box<dyn Future<Output = _>>> =
+        Box::pin(wait_all(vec![on_a.close(), on_b.close()]));
+    let mut context = Context::from_waker(Waker::noop());
+    assert!(waiting.as_mut().poll(&mut context).is_pending());
+    flush(&a).await;
+    settle().await;
+    // The first device's settle has its answer: this poll reads it and starts
+    // the second's.
+    assert!(waiting.as_mut().poll(&mut context).is_pending());
+    drop(waiting);
+    flush(&b).await;
+    wait_until("both devices' errors", || {
+        net_a.stats().validation == 1 && net_b.stats().validation == 1
+    })
+    .await;
 
     let (d, _net, _events) = device_with_net(raw_device().await);
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
@@ -1452,6 +1479,33 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
     if engine_quotes_labels() {
         assert!(fault.message.contains("past-the-end-group"), "{fault}");
     }
+
+    // And the size: 512 bytes from 0 do not fit in 256.
+    let oversized = d
+        .phase("oversized", || {
+            d.create_bind_group_with(
+                "oversized-group",
+                &layout,
+                &[
+                    (0, Binding::Buffer(&buffer)),
+                    (
+                        1,
+                        Binding::BufferRange {
+                            buffer: &buffer,
+                            offset: 0,
+                            size: 512,
+                        },
+                    ),
+                    (2, Binding::Sampler(&sampler)),
+                    (3, Binding::TextureView(&view)),
+                ],
+            )
+        })
+        .await;
+    assert_eq!(
+        oversized.expect_err("a range larger than its buffer").kind,
+        FaultKind::Validation
+    );
 
     // A comparison sampler in a filtering slot is a validation error: the
     // comparison reached the browser.

@@ -157,12 +157,14 @@ impl GuardedDevice {
             wasm_bindgen::closure::Closure::<dyn Fn(f64, wasm_bindgen::JsValue, String)>::new(
                 move |frame: f64, error: wasm_bindgen::JsValue, rejection: String| {
                     let fault = if error.is_null() || error.is_undefined() {
+                        // A rejected pop (an unbalanced stack) is no error of the
+                        // frame's work: scoping more frames would not name it.
                         Fault::new(crate::fault::FaultKind::ScopeStack, rejection)
                     } else {
+                        net.note_frame_catch(frame as u64);
                         crate::web::classify::to_fault(wasm_bindgen::JsCast::unchecked_ref(&error))
                     }
                     .in_frame(frame as u64);
-                    net.note_frame_catch(frame as u64);
                     net.report_ref(&fault);
                 },
             );

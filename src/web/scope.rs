@@ -569,17 +569,39 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
             None => groups.push(vec![(index, set)]),
         }
     }
-    let mut outcomes: Vec<Option<ScopeOutcome>> = vec![None; count];
+    // Settled device by device: if the wait is cancelled meanwhile, what the
+    // devices settled so far caught still goes to their fault sinks.
+    let mut concluded = Concluded {
+        outcomes: vec![None; count],
+    };
     for group in groups {
+        let net = group[0].1.device.context().net().clone();
         let (indices, group): (Vec<usize>, Vec<PendingPops>) = group.into_iter().unzip();
         for (index, outcome) in indices.into_iter().zip(settle(group, true).await) {
-            outcomes[index] = Some(outcome);
+            concluded.outcomes[index] = Some((outcome, net.clone()));
         }
     }
-    outcomes
+    std::mem::take(&mut concluded.outcomes)
         .into_iter()
-        .map(|outcome| outcome.unwrap_or_default())
+        .map(|outcome| outcome.map(|(outcome, _)| outcome).unwrap_or_default())
         .collect()
+}
+
+/// The outcomes of the devices settled so far in one [`wait_all`], each with its
+/// device's net. Dropped before they were handed back (the wait was
+/// cancelled), their faults go to the nets.
+struct Concluded {
+    outcomes: Vec<Option<(ScopeOutcome, crate::web::net::ErrorNet)>>,
+}
+
+impl Drop for Concluded {
+    fn drop(&mut self) {
+        for (outcome, net) in std::mem::take(&mut self.outcomes).into_iter().flatten() {
+            for fault in &outcome.faults {
+                net.report_ref(fault);
+            }
+        }
+    }
 }
 
 async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
