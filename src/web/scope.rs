@@ -445,11 +445,7 @@ impl PendingPops {
     /// Lets the pops settle on their own; what they caught goes to the fault sink.
     pub fn detach(self) {
         let net = self.device.context().net().clone();
-        self.detach_with(move |outcome| {
-            for fault in outcome.faults {
-                net.report_ref(&fault);
-            }
-        });
+        self.detach_with(move |outcome| outcome.report_to(&net));
     }
 
     /// Lets the pops settle on their own and hands the outcome to `then` (without
@@ -499,6 +495,13 @@ pub struct ScopeOutcome {
 impl ScopeOutcome {
     fn empty() -> Self {
         ScopeOutcome::default()
+    }
+
+    /// Hands every fault caught to `net` (what nobody awaits goes there).
+    fn report_to(&self, net: &crate::web::net::ErrorNet) {
+        for fault in &self.faults {
+            net.report_ref(fault);
+        }
     }
 
     /// `true` only when nothing was caught and the device is known to be alive.
@@ -597,9 +600,7 @@ struct Concluded {
 impl Drop for Concluded {
     fn drop(&mut self) {
         for (outcome, net) in std::mem::take(&mut self.outcomes).into_iter().flatten() {
-            for fault in &outcome.faults {
-                net.report_ref(fault);
-            }
+            outcome.report_to(&net);
         }
     }
 }
@@ -670,9 +671,7 @@ impl Drop for SettleInFlight {
             let net = settle.device.context().net().clone();
             let answer = crate::web::wait::settled(&settling).await;
             for outcome in settle.conclude(answer) {
-                for fault in outcome.faults {
-                    net.report_ref(&fault);
-                }
+                outcome.report_to(&net);
             }
         });
     }
