@@ -865,9 +865,9 @@ async fn fault_buttons_show_in_the_hud_and_the_console(browser: Browser) -> Test
         "no cut-off line"
     );
     assert!(
-        errors
-            .iter()
-            .any(|l| l.contains("multiple of 4") || l.contains("multiple of `COPY")),
+        errors.iter().any(|l| l.contains("multiple of 4")
+            || l.contains("multiple of `COPY")
+            || l.contains("not aligned to block size or `COPY_BUFFER_ALIGNMENT`")),
         "{errors:?}"
     );
     s.assert_no_page_errors().await?;
