@@ -149,10 +149,16 @@ impl FaultLog {
     /// Records one fault observed at `now_ms`: counts it (and its related faults),
     /// sends it to telemetry, and returns the line to write if the limiter admits
     /// one (the fault itself, or the cut-off line).
+    ///
+    /// Related faults (caught with it: another scope of the same phase, the
+    /// sizes a ladder tried) are counted and sent to telemetry like any other
+    /// fault, grouped by their own kind and label (the fault's label when they
+    /// have none); one already reported is neither counted nor sent again.
     pub fn record(&mut self, fault: &Fault, now_ms: f64) -> Option<Line> {
+        let related = unreported_related(fault);
         self.stats.count(fault.kind);
-        for related in &fault.related {
-            self.stats.count(related.kind);
+        for other in &related {
+            self.stats.count(other.kind);
         }
         let line = self.admit(
             now_ms,
@@ -177,6 +183,17 @@ impl FaultLog {
             now_ms,
             self.sink.as_ref(),
         );
+        for other in &related {
+            let (other_label, frame) = related_grouping(other, fault, &label);
+            self.telemetry.record(
+                other.kind,
+                other_label.as_deref(),
+                &other.message,
+                frame,
+                now_ms,
+                self.sink.as_ref(),
+            );
+        }
         self.stats.telemetry_sent += self.telemetry.sent() - sent_before;
         self.stats.sink_failures += self.telemetry.sink_failures() - failures_before;
         self.stats.telemetry_held_back = self.telemetry.held_back();
@@ -198,14 +215,16 @@ impl FaultLog {
 
     /// Records `count` faults like `fault` that arrived while the log was silent
     /// (see [`Self::silent_until`]), exactly as `count` calls of [`Self::record`]
-    /// would have: counted, held back, and grouped in telemetry.
+    /// would have: counted, held back, and grouped in telemetry (its related
+    /// faults too).
     pub fn record_held(&mut self, fault: &Fault, count: u64) {
         if count == 0 {
             return;
         }
+        let related = unreported_related(fault);
         self.stats.count_n(fault.kind, count);
-        for related in &fault.related {
-            self.stats.count_n(related.kind, count);
+        for other in &related {
+            self.stats.count_n(other.kind, count);
         }
         self.limiter.hold_back(count);
         self.stats.suppressed += count;
@@ -218,6 +237,16 @@ impl FaultLog {
             fault.origin.frame,
             count,
         );
+        for other in &related {
+            let (other_label, frame) = related_grouping(other, fault, &label);
+            self.telemetry.record_held(
+                other.kind,
+                other_label.as_deref(),
+                &other.message,
+                frame,
+                count,
+            );
+        }
         self.stats.telemetry_held_back = self.telemetry.held_back();
     }
 
@@ -282,6 +311,36 @@ impl FaultLog {
         self.recent.push_back(line.text.clone());
         Some(line)
     }
+}
+
+/// The faults caught with `fault` (its related faults and theirs, depth first)
+/// that were not reported yet: a related fault already reported (on its own,
+/// then attached to another) is skipped with what it carries.
+fn unreported_related(fault: &Fault) -> Vec<&Fault> {
+    fn walk<'a>(fault: &'a Fault, out: &mut Vec<&'a Fault>) {
+        for other in &fault.related {
+            if !other.is_reported() {
+                out.push(other);
+                walk(other, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(fault, &mut out);
+    out
+}
+
+/// The label and frame a related fault is grouped and sent with: its own, else
+/// those of the fault it was caught with (`label`: that fault's grouping label).
+fn related_grouping(
+    other: &Fault,
+    fault: &Fault,
+    label: &Option<String>,
+) -> (Option<String>, Option<u64>) {
+    (
+        other.label_for_grouping().or_else(|| label.clone()),
+        other.origin.frame.or(fault.origin.frame),
+    )
 }
 
 #[cfg(test)]
@@ -351,9 +410,87 @@ mod tests {
         let stats = log.stats();
         assert_eq!((stats.validation, stats.out_of_memory), (1, 1));
         let events = memory.events();
-        assert_eq!(events.len(), 1);
+        // The related out-of-memory error is sent too, under the fault's label.
+        assert_eq!(events.len(), 2);
         assert_eq!(events[0].label, "upload:…");
+        assert_eq!(
+            (events[1].kind, events[1].label.as_str()),
+            (FaultKind::OutOfMemory, "upload:…")
+        );
         assert_eq!(log.groups()[0].label, "upload:…");
+    }
+
+    #[test]
+    fn related_faults_go_to_telemetry_grouped_like_any_other_fault() {
+        // An out-of-memory error caught with a validation error in one phase:
+        // each is counted, and each is sent, grouped by its own kind and label.
+        let memory = Rc::new(MemorySink::default());
+        let mut log = FaultLog::new(Box::new(Shared(memory.clone())));
+        let fault = Fault::new(FaultKind::Validation, "Invalid usage flags")
+            .in_phase("startup")
+            .with_related(vec![
+                Fault::new(FaultKind::OutOfMemory, "no room")
+                    .in_phase("startup")
+                    .on_object("shadow-map")
+                    .in_frame(4),
+                // No label of its own: grouped under the fault's.
+                Fault::new(FaultKind::Internal, "too complex"),
+            ]);
+        log.record(&fault, 0.0);
+        let sent: Vec<(FaultKind, String, u64, Option<u64>)> = memory
+            .events()
+            .into_iter()
+            .map(|e| (e.kind, e.label, e.occurrences, e.frame))
+            .collect();
+        assert_eq!(
+            sent,
+            vec![
+                (FaultKind::Validation, "startup".to_string(), 1, None),
+                (FaultKind::OutOfMemory, "shadow-map".to_string(), 1, Some(4)),
+                (FaultKind::Internal, "startup".to_string(), 1, None),
+            ]
+        );
+        let stats = log.stats();
+        assert_eq!(
+            (stats.validation, stats.out_of_memory, stats.internal),
+            (1, 1, 1)
+        );
+        assert_eq!(stats.telemetry_sent, 3);
+        // The same fault again: the groups grow, none is added.
+        log.record(&fault, 1.0);
+        let groups: Vec<(FaultKind, String, u64)> = log
+            .groups()
+            .into_iter()
+            .map(|g| (g.kind, g.label, g.occurrences))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![
+                (FaultKind::Validation, "startup".to_string(), 2),
+                (FaultKind::OutOfMemory, "shadow-map".to_string(), 2),
+                (FaultKind::Internal, "startup".to_string(), 2),
+            ]
+        );
+        // Held by the listener: counted and grouped as often as it arrived.
+        log.record_held(&fault, 3);
+        let stats = log.stats();
+        assert_eq!(
+            (stats.validation, stats.out_of_memory, stats.internal),
+            (5, 5, 5)
+        );
+        assert_eq!(log.groups().iter().map(|g| g.occurrences).sum::<u64>(), 15);
+        // A related fault that already went to the sink (reported on its own,
+        // then attached to another) is neither counted nor sent again.
+        let events_before = memory.events().len();
+        let again = Fault::new(FaultKind::Exception, "bail out")
+            .in_phase("later")
+            .with_related(vec![
+                Fault::new(FaultKind::Validation, "seen").mark_reported()
+            ]);
+        log.record(&again, 2000.0);
+        assert_eq!(log.stats().validation, 5);
+        assert_eq!(log.stats().other, 1);
+        assert_eq!(memory.events().len(), events_before + 1);
     }
 
     /// A storm as the net sees it: uncaptured errors (a kind, a message quoting

@@ -1,11 +1,16 @@
 //! Shader diagnostics from `getCompilationInfo()`, formatted like a compiler:
 //! `label:line:col type: message`, the source line, and a caret underline.
 //!
-//! WebGPU reports `linePos`, `offset` and `length` in UTF-16 code units. Columns
-//! and carets here are in characters (Unicode scalar values), so they stay right
-//! for accented letters, CJK and emoji in the source.
+//! WebGPU reports `linePos`, `offset` and `length` in UTF-16 code units. The
+//! column in the header is in characters (Unicode scalar values), 1-based; the
+//! underline is in display columns (Unicode width, as a monospace console shows
+//! text: two for CJK and emoji, none for a combining mark), so the carets sit
+//! under the span whatever the source holds. A tab before the span stays a tab
+//! in the underline's padding, so the carets line up whatever the tab width.
 
 use std::fmt;
+
+use unicode_width::UnicodeWidthStr;
 
 /// `GPUCompilationMessage.type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,8 +69,31 @@ pub struct Location {
     pub column: u32,
     /// Byte range of the line in the source (without its line break).
     pub line_bytes: (usize, usize),
-    /// Underline width in characters (at least 1, clamped to the line).
+    /// Underline width in display columns (at least 1, clamped to the line): a
+    /// CJK character or an emoji in the span takes two carets, a combining mark
+    /// none.
     pub caret_len: usize,
+}
+
+/// How many columns a monospace console gives `text` (Unicode width: CJK and
+/// emoji 2, combining marks and other zero-width characters 0, a control
+/// character such as a tab 1); the caret length of a span, at least 1.
+fn caret_columns(text: &str) -> usize {
+    text.width().max(1)
+}
+
+/// The padding that puts a caret under the column just after `before` (the
+/// line up to the span): one space per display column, and each tab kept as a
+/// tab.
+fn caret_padding(before: &str) -> String {
+    let mut pad = String::new();
+    for (i, run) in before.split('\t').enumerate() {
+        if i > 0 {
+            pad.push('\t');
+        }
+        pad.push_str(&" ".repeat(run.width()));
+    }
+    pad
 }
 
 /// Converts a UTF-16 offset into a byte index of `text` (clamped to its length).
@@ -158,16 +186,21 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     if let Some((line, column)) = placeholder_position(msg) {
         let start_byte = byte_of_char_position(source, line, column)?;
         let (line_start, line_end) = line_bounds(source, start_byte);
-        let token_len = source[start_byte..line_end]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .count()
-            .max(1);
+        let rest = &source[start_byte..line_end];
+        let token_bytes = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        // A position on no token (an operator, the line's end) underlines one
+        // character.
+        let token_bytes = match token_bytes {
+            0 => rest.chars().next().map_or(0, char::len_utf8),
+            n => n,
+        };
         return Some(Location {
             line,
             column: source[line_start..start_byte].chars().count() as u32 + 1,
             line_bytes: (line_start, line_end),
-            caret_len: token_len,
+            caret_len: caret_columns(&rest[..token_bytes]),
         });
     }
     if msg.line_num == 0 {
@@ -200,7 +233,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     let end_byte = utf16_to_byte(source, end_utf16)
         .min(line_end)
         .max(start_byte);
-    let caret_len = source[start_byte..end_byte].chars().count().max(1);
+    let caret_len = caret_columns(&source[start_byte..end_byte]);
     Some(Location {
         line,
         column,
@@ -226,11 +259,11 @@ pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> St
         None => format!("{label}: {}: {}", msg.kind.as_str(), text),
         Some(loc) => {
             let line_text = &source[loc.line_bytes.0..loc.line_bytes.1];
-            let pad: String = line_text
-                .chars()
-                .take(loc.column as usize - 1)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
+            let before = line_text
+                .char_indices()
+                .nth(loc.column as usize - 1)
+                .map_or(line_text, |(byte, _)| &line_text[..byte]);
+            let pad = caret_padding(before);
             format!(
                 "{label}:{}:{} {}: {}\n  {}\n  {}{}",
                 loc.line,
@@ -360,9 +393,10 @@ mod tests {
     }
 
     #[test]
-    fn non_ascii_columns_and_carets_count_characters_not_utf16_units() {
+    fn non_ascii_columns_count_characters_not_utf16_units() {
         // "é" is 1 UTF-16 unit, "😀" is 2: the identifier after them starts at UTF-16
-        // position 15 but character column 14.
+        // position 11 but character column 10, and display column 11 (the emoji
+        // is two columns wide).
         let src = "// é😀 comment\nlet é😀 = bad;\n";
         let line2_start_utf16 = "// é😀 comment\n".encode_utf16().count() as u32;
         let bad_pos_utf16 = "let é😀 = ".encode_utf16().count() as u32; // 10
@@ -380,16 +414,16 @@ mod tests {
         let text = format_message("m", src, &m);
         assert_eq!(
             text,
-            "m:2:10 error: something\n  let é😀 = bad;\n           ^^^"
+            "m:2:10 error: something\n  let é😀 = bad;\n            ^^^"
         );
     }
 
     #[test]
-    fn span_over_an_emoji_is_one_caret_per_character() {
+    fn span_over_an_emoji_is_one_caret_per_column() {
         let src = "x 😀 y";
-        // the emoji: offset 2, length 2 UTF-16 units, one character.
+        // the emoji: offset 2, length 2 UTF-16 units, one character, two columns.
         let loc = locate(src, &msg(MessageType::Warning, 1, 3, 2, 2)).unwrap();
-        assert_eq!((loc.column, loc.caret_len), (3, 1));
+        assert_eq!((loc.column, loc.caret_len), (3, 2));
     }
 
     #[test]
@@ -420,6 +454,91 @@ mod tests {
         let src = "\tlet y = z;";
         let text = format_message("t", src, &msg(MessageType::Error, 1, 10, 9, 1));
         assert!(text.ends_with("\n  \t        ^"), "{text:?}");
+    }
+
+    /// A message for the span of `token` at its first place in the one-line
+    /// `src`, with positions as WebGPU gives them (UTF-16).
+    fn at(src: &str, token: &str) -> CompilationMessage {
+        let before = &src[..src.find(token).unwrap()];
+        let offset = before.encode_utf16().count() as u32;
+        let length = token.encode_utf16().count() as u32;
+        msg(MessageType::Error, 1, offset + 1, offset, length)
+    }
+
+    /// The source line and caret underline of a formatted message, without the
+    /// two spaces of indent.
+    fn underline(label: &str, src: &str, m: &CompilationMessage) -> (String, String, String) {
+        let text = format_message(label, src, m);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text:?}");
+        (
+            lines[0].to_string(),
+            lines[1].strip_prefix("  ").unwrap().to_string(),
+            lines[2].strip_prefix("  ").unwrap().to_string(),
+        )
+    }
+
+    #[test]
+    fn cjk_before_the_error_pads_two_columns_each() {
+        let src = "let 名前 = bad;";
+        let (header, line, carets) = underline("m", src, &at(src, "bad"));
+        // The header keeps the character column: "bad" is the 10th character.
+        assert!(header.starts_with("m:1:10 error: "), "{header}");
+        assert_eq!(line, src);
+        // "let " 4 + "名前" 4 + " = " 3 columns.
+        assert_eq!(carets, format!("{}^^^", " ".repeat(11)));
+    }
+
+    #[test]
+    fn an_emoji_before_the_error_pads_two_columns() {
+        let src = "let 😀 = bad;";
+        let (header, _, carets) = underline("m", src, &at(src, "bad"));
+        assert!(header.starts_with("m:1:9 error: "), "{header}");
+        assert_eq!(carets, format!("{}^^^", " ".repeat(9)));
+    }
+
+    #[test]
+    fn a_combining_mark_before_the_error_pads_nothing() {
+        // "e" and U+0301 COMBINING ACUTE ACCENT: two characters, one column.
+        let src = "let e\u{301} = bad;";
+        let (header, _, carets) = underline("m", src, &at(src, "bad"));
+        assert!(header.starts_with("m:1:10 error: "), "{header}");
+        assert_eq!(carets, format!("{}^^^", " ".repeat(8)));
+    }
+
+    #[test]
+    fn a_wide_token_gets_one_caret_per_column() {
+        let src = "let x = 名前;";
+        let m = at(src, "名前");
+        let (header, _, carets) = underline("m", src, &m);
+        assert!(header.starts_with("m:1:9 error: "), "{header}");
+        assert_eq!(carets, format!("{}^^^^", " ".repeat(8)));
+        assert_eq!(locate(src, &m).unwrap().caret_len, 4);
+        // The same token found by the position naga writes in its text, with the
+        // structured fields left as placeholders.
+        let naga = CompilationMessage {
+            message: "\nexpected expression\n  ┌─ wgsl:1:9\n".into(),
+            ..msg(MessageType::Error, 1, 1, 0, 0)
+        };
+        let (header, _, carets) = underline("m", src, &naga);
+        assert_eq!(header, "m:1:9 error: expected expression");
+        assert_eq!(carets, format!("{}^^^^", " ".repeat(8)));
+        // A token that is only a combining mark still gets one caret.
+        let src = "x = e\u{301};";
+        let m = at(src, "\u{301}");
+        assert_eq!(underline("m", src, &m).2, format!("{}^", " ".repeat(5)));
+    }
+
+    #[test]
+    fn tabs_stay_tabs_between_wide_characters() {
+        let src = "\t名 = z;\t😀\tw";
+        let (header, _, carets) = underline("t", src, &at(src, "z"));
+        assert!(header.starts_with("t:1:6 error: "), "{header}");
+        assert_eq!(carets, "\t     ^");
+        let (header, _, carets) = underline("t", src, &at(src, "w"));
+        assert!(header.starts_with("t:1:11 error: "), "{header}");
+        // "名 = z;" is 7 columns, the emoji 2.
+        assert_eq!(carets, "\t       \t  \t^");
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub enum DeviceState {
     Failed,
     /// The application stopped on purpose; nothing more happens until `start`.
     Stopped,
+    /// The application panicked (or trapped): nothing in the module can be
+    /// trusted any more; every later event is refused, `start` included.
+    Crashed,
 }
 
 impl DeviceState {
@@ -54,6 +57,7 @@ impl DeviceState {
             DeviceState::Recovering => "recovering",
             DeviceState::Failed => "failed",
             DeviceState::Stopped => "stopped",
+            DeviceState::Crashed => "crashed",
         }
     }
 }
@@ -130,6 +134,15 @@ pub enum InitFailure {
     Canvas(String),
     /// Building the resources failed (a fault in the application's own code).
     Resources(String),
+    /// The attempt did not finish before its deadline. Stuck before a device was
+    /// adopted (`requestAdapter()` or `requestDevice()` never answered) it is
+    /// retried with backoff; stuck in the application's `build` it is final.
+    Overdue {
+        /// Whether the attempt had a device (so it was stuck in `build`).
+        in_build: bool,
+        /// The deadline, in milliseconds.
+        after_ms: u32,
+    },
 }
 
 impl InitFailure {
@@ -142,6 +155,14 @@ impl InitFailure {
             InitFailure::LostDuringInit(m) => format!("device lost during init: {m}"),
             InitFailure::Canvas(m) => format!("canvas cannot present WebGPU: {m}"),
             InitFailure::Resources(m) => format!("resources failed: {m}"),
+            InitFailure::Overdue { in_build, after_ms } => format!(
+                "init attempt did not finish in {after_ms} ms (stuck in {})",
+                if *in_build {
+                    "the application's build"
+                } else {
+                    "requestAdapter() or requestDevice()"
+                }
+            ),
         }
     }
 }
@@ -178,6 +199,8 @@ pub enum Fallback {
         /// The window, in seconds.
         within_s: u32,
     },
+    /// The application panicked or trapped: the module cannot be trusted.
+    Crashed(String),
 }
 
 impl Fallback {
@@ -192,6 +215,7 @@ impl Fallback {
             Fallback::GaveUp { .. } => "gave-up",
             Fallback::Blocked { .. } => "blocked",
             Fallback::CrashLoop { .. } => "crash-loop",
+            Fallback::Crashed(_) => "crashed",
         }
     }
 
@@ -206,6 +230,7 @@ impl Fallback {
             Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
             Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} rebuilt devices in a row were lost within {within_s} s of their first frame. Reload the page to try again."),
+            Fallback::Crashed(m) => format!("The application crashed ({m}). Reload the page to try again."),
         }
     }
 }
@@ -265,6 +290,41 @@ pub enum Event {
         /// Whether the page is hidden now.
         hidden: bool,
     },
+    /// The clock, as the runtime's watchdog reads it (about once a second).
+    Tick {
+        /// Now, in milliseconds.
+        now_ms: u64,
+        /// When the last animation frame ran, in milliseconds.
+        last_frame_ms: u64,
+        /// Whether an animation frame is requested and not yet delivered.
+        frame_pending: bool,
+    },
+    /// The application panicked or trapped: stop everything for good.
+    Crashed {
+        /// What it said.
+        message: String,
+    },
+}
+
+/// What a scheduled timer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimerPurpose {
+    /// The backoff wait before the next init attempt.
+    Retry,
+    /// The deadline of init attempt `attempt`.
+    InitDeadline {
+        /// The attempt.
+        attempt: u64,
+    },
+}
+
+/// What the runtime does about a running page whose frames stopped coming.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StallAction {
+    /// First: ask for the animation frame again.
+    RequestFrame,
+    /// Still frozen after that: recover on a new device.
+    Recover,
 }
 
 /// What the browser layer must do.
@@ -275,10 +335,19 @@ pub enum Command {
         /// The attempt's id, to quote in its events.
         attempt: u64,
     },
-    /// The device just created is generation `generation`: go on with init.
+    /// The device attempt `attempt` just obtained is generation `generation`:
+    /// go on with init.
     Adopt {
+        /// The attempt.
+        attempt: u64,
         /// Its generation.
         generation: u64,
+    },
+    /// The device attempt `attempt` just obtained is not wanted (stopped or
+    /// superseded meanwhile): destroy it, quietly.
+    Discard {
+        /// The attempt.
+        attempt: u64,
     },
     /// Call `Event::TimerFired { token }` after `delay_ms`.
     Schedule {
@@ -286,9 +355,28 @@ pub enum Command {
         token: u64,
         /// The delay.
         delay_ms: u32,
+        /// What the timer is for.
+        purpose: TimerPurpose,
     },
-    /// Cancel the scheduled timer.
-    CancelTimer,
+    /// Cancel the timer `token`.
+    CancelTimer {
+        /// The token.
+        token: u64,
+    },
+    /// Tell the net, once per stall, that the picture is frozen, and act.
+    ReportStall {
+        /// The device.
+        generation: u64,
+        /// How long no animation frame came, in milliseconds.
+        waited_ms: u64,
+        /// What is done about it.
+        action: StallAction,
+    },
+    /// Request an animation frame again (the pending request may have been lost).
+    RequestFrame {
+        /// The device.
+        generation: u64,
+    },
     /// Drop whatever this device's init produced and destroy it, quietly.
     Destroy {
         /// Which device.
@@ -328,15 +416,23 @@ pub struct SupervisorOptions {
     pub crash_loop_deaths: u32,
     /// What "soon" means, in milliseconds.
     pub crash_loop_window_ms: u64,
+    /// How long one init attempt may take before it counts as failed.
+    pub init_deadline_ms: u32,
+    /// How long a running, visible page may go without an animation frame
+    /// before the stall is reported (and, as long again later, recovered).
+    pub stall_ms: u64,
 }
 
 impl Default for SupervisorOptions {
-    /// Backoff 300 ms x 2^n (4 delayed attempts); crash loop: 3 deaths within 10 s.
+    /// Backoff 300 ms x 2^n (4 delayed attempts); crash loop: 3 deaths within
+    /// 10 s; an attempt may take 30 s; a stall is 2 s without a frame.
     fn default() -> Self {
         SupervisorOptions {
             backoff: Backoff::default(),
             crash_loop_deaths: 3,
             crash_loop_window_ms: 10_000,
+            init_deadline_ms: 30_000,
+            stall_ms: 2_000,
         }
     }
 }
@@ -346,12 +442,13 @@ impl Default for SupervisorOptions {
 /// ```
 /// use webgpu_guard::supervisor::{Command, Event, LossReason, Supervisor};
 /// let mut s = Supervisor::default();
-/// assert_eq!(s.handle(Event::Start), vec![Command::BeginInit { attempt: 1 }]);
-/// assert_eq!(s.handle(Event::DeviceCreated { attempt: 1 }), vec![Command::Adopt { generation: 1 }]);
+/// assert_eq!(s.handle(Event::Start)[0], Command::BeginInit { attempt: 1 });
+/// assert_eq!(s.handle(Event::DeviceCreated { attempt: 1 }), vec![Command::Adopt { attempt: 1, generation: 1 }]);
 /// s.handle(Event::InitSucceeded { attempt: 1, generation: 1 });
-/// // A browser-caused loss: tear down, and the first attempt starts at once.
+/// // A browser-caused loss: tear down, and the first attempt starts at once
+/// // (with its deadline).
 /// let commands = s.handle(Event::Lost { generation: 1, reason: LossReason::Unknown, at_ms: 0 });
-/// assert_eq!(commands, vec![Command::Teardown { generation: 1 }, Command::BeginInit { attempt: 2 }]);
+/// assert_eq!(commands[..2], [Command::Teardown { generation: 1 }, Command::BeginInit { attempt: 2 }]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Supervisor {
@@ -362,6 +459,8 @@ pub struct Supervisor {
     initializing: Option<u64>,
     live: Option<u64>,
     timer: Option<u64>,
+    deadline: Option<u64>,
+    stall_reported: bool,
     next_token: u64,
     failures: u32,
     hidden: bool,
@@ -394,6 +493,8 @@ impl Supervisor {
             initializing: None,
             live: None,
             timer: None,
+            deadline: None,
+            stall_reported: false,
             next_token: 1,
             failures: 0,
             hidden: false,
@@ -430,9 +531,19 @@ impl Supervisor {
         self.in_flight
     }
 
-    /// Whether a timer is scheduled.
+    /// Whether a backoff timer is scheduled.
     pub fn timer_pending(&self) -> bool {
         self.timer.is_some()
+    }
+
+    /// The token of the deadline timer of the attempt under way, if any.
+    pub fn deadline_pending(&self) -> Option<u64> {
+        self.deadline
+    }
+
+    /// Whether the current stall was reported.
+    pub fn stall_reported(&self) -> bool {
+        self.stall_reported
     }
 
     /// Whether the supervisor waits for the page to be visible.
@@ -481,8 +592,13 @@ impl Supervisor {
         self.state == DeviceState::Running && self.live == Some(generation)
     }
 
-    /// Handles one event; returns what to do, in order.
+    /// Handles one event; returns what to do, in order. After a crash every
+    /// event is refused (nothing to do), but for a device that an abandoned
+    /// attempt still obtains: it is discarded.
     pub fn handle(&mut self, event: Event) -> Vec<Command> {
+        if self.state == DeviceState::Crashed && !matches!(event, Event::DeviceCreated { .. }) {
+            return Vec::new();
+        }
         match event {
             Event::Start => self.start(),
             Event::Stop => self.stop(),
@@ -506,21 +622,116 @@ impl Supervisor {
                 Vec::new()
             }
             Event::Visibility { hidden } => self.visibility(hidden),
+            Event::Tick {
+                now_ms,
+                last_frame_ms,
+                frame_pending,
+            } => self.tick(now_ms, last_frame_ms, frame_pending),
+            Event::Crashed { message } => self.crashed(message),
         }
     }
 
+    fn new_token(&mut self) -> u64 {
+        let token = self.next_token;
+        self.next_token += 1;
+        token
+    }
+
+    /// Starts attempt `n` with its deadline.
     fn begin_attempt(&mut self) -> Vec<Command> {
         let attempt = self.next_attempt;
         self.next_attempt += 1;
         self.in_flight = Some(attempt);
-        vec![Command::BeginInit { attempt }]
+        let mut commands = self.end_deadline();
+        let token = self.new_token();
+        self.deadline = Some(token);
+        commands.push(Command::BeginInit { attempt });
+        commands.push(Command::Schedule {
+            token,
+            delay_ms: self.options.init_deadline_ms,
+            purpose: TimerPurpose::InitDeadline { attempt },
+        });
+        commands
+    }
+
+    /// The attempt under way is over (or abandoned): its deadline goes.
+    fn end_attempt(&mut self) -> Vec<Command> {
+        self.in_flight = None;
+        self.end_deadline()
+    }
+
+    fn end_deadline(&mut self) -> Vec<Command> {
+        match self.deadline.take() {
+            Some(token) => vec![Command::CancelTimer { token }],
+            None => Vec::new(),
+        }
     }
 
     fn cancel_timer(&mut self) -> Vec<Command> {
         match self.timer.take() {
-            Some(_) => vec![Command::CancelTimer],
+            Some(token) => vec![Command::CancelTimer { token }],
             None => Vec::new(),
         }
+    }
+
+    fn tick(&mut self, now_ms: u64, last_frame_ms: u64, frame_pending: bool) -> Vec<Command> {
+        let Some(generation) = self.live else {
+            self.stall_reported = false;
+            return Vec::new();
+        };
+        let waited_ms = now_ms.saturating_sub(last_frame_ms);
+        let stalled = self.state == DeviceState::Running
+            && !self.hidden
+            && frame_pending
+            && waited_ms > self.options.stall_ms;
+        if !stalled {
+            self.stall_reported = false;
+            return Vec::new();
+        }
+        if !self.stall_reported {
+            self.stall_reported = true;
+            return vec![
+                Command::ReportStall {
+                    generation,
+                    waited_ms,
+                    action: StallAction::RequestFrame,
+                },
+                Command::RequestFrame { generation },
+            ];
+        }
+        if waited_ms <= self.options.stall_ms.saturating_mul(2) {
+            return Vec::new();
+        }
+        // Asked again and still frozen: recover on a new device, as after a loss.
+        self.stall_reported = false;
+        self.live = None;
+        self.losses += 1;
+        self.last_loss = Some(LossRecord {
+            reason: LossReason::Unknown,
+            message: format!("device {generation}: no animation frame for {waited_ms} ms"),
+            requested: false,
+        });
+        let mut commands = vec![
+            Command::ReportStall {
+                generation,
+                waited_ms,
+                action: StallAction::Recover,
+            },
+            Command::Teardown { generation },
+        ];
+        self.failures = 0;
+        self.after_loss = true;
+        commands.extend(self.attempt_or_wait());
+        commands
+    }
+
+    fn crashed(&mut self, message: String) -> Vec<Command> {
+        let mut commands = self.drop_everything();
+        self.state = DeviceState::Crashed;
+        let fallback = Fallback::Crashed(message);
+        self.fallback = Some(fallback.clone());
+        commands.push(Command::ShowFallback(fallback));
+        commands
     }
 
     fn start(&mut self) -> Vec<Command> {
@@ -573,10 +784,13 @@ impl Supervisor {
                 commands.extend(self.attempt_or_wait());
                 commands
             }
-            // A requested recovery starts at once: a backoff wait is cut short.
-            DeviceState::Lost if self.timer.is_some() && !self.hidden => {
+            // A requested recovery starts at once: a backoff wait is cut short,
+            // after a loss or during the first start's retries.
+            DeviceState::Lost | DeviceState::Starting if self.timer.is_some() && !self.hidden => {
                 let mut commands = self.cancel_timer();
-                self.state = DeviceState::Recovering;
+                if self.state == DeviceState::Lost {
+                    self.state = DeviceState::Recovering;
+                }
                 commands.extend(self.begin_attempt());
                 commands
             }
@@ -647,6 +861,19 @@ impl Supervisor {
     }
 
     fn timer_fired(&mut self, token: u64) -> Vec<Command> {
+        if self.deadline == Some(token) {
+            self.deadline = None;
+            return match self.in_flight {
+                Some(attempt) => self.init_failed(
+                    attempt,
+                    InitFailure::Overdue {
+                        in_build: self.initializing.is_some(),
+                        after_ms: self.options.init_deadline_ms,
+                    },
+                ),
+                None => Vec::new(),
+            };
+        }
         if self.timer != Some(token) {
             return Vec::new();
         }
@@ -665,10 +892,13 @@ impl Supervisor {
         self.generation += 1;
         let generation = self.generation;
         if self.in_flight != Some(attempt) || self.initializing.is_some() {
-            return vec![Command::Destroy { generation }];
+            return vec![Command::Discard { attempt }];
         }
         self.initializing = Some(generation);
-        vec![Command::Adopt { generation }]
+        vec![Command::Adopt {
+            attempt,
+            generation,
+        }]
     }
 
     fn init_succeeded(&mut self, attempt: u64, generation: u64) -> Vec<Command> {
@@ -680,7 +910,7 @@ impl Supervisor {
             return vec![Command::Destroy { generation }];
         }
         self.initializing = None;
-        self.in_flight = None;
+        let mut commands = self.end_attempt();
         if self.after_loss {
             self.recoveries += 1;
         }
@@ -690,15 +920,16 @@ impl Supervisor {
         self.first_frame_at = None;
         self.live = Some(generation);
         self.state = DeviceState::Running;
-        vec![Command::Run { generation }]
+        self.stall_reported = false;
+        commands.push(Command::Run { generation });
+        commands
     }
 
     fn init_failed(&mut self, attempt: u64, failure: InitFailure) -> Vec<Command> {
         if self.in_flight != Some(attempt) {
             return Vec::new();
         }
-        self.in_flight = None;
-        let mut commands = Vec::new();
+        let mut commands = self.end_attempt();
         if let Some(generation) = self.initializing.take() {
             commands.push(Command::Destroy { generation });
         }
@@ -707,6 +938,9 @@ impl Supervisor {
             InitFailure::NoWebGpu => Some(Fallback::NoWebGpu),
             InitFailure::Canvas(m) => Some(Fallback::Canvas(m.clone())),
             InitFailure::Resources(m) => Some(Fallback::InitFailed(m.clone())),
+            InitFailure::Overdue { in_build: true, .. } => {
+                Some(Fallback::InitFailed(failure.describe()))
+            }
             InitFailure::NoAdapter if first_start => Some(Fallback::NoAdapter),
             _ => None,
         };
@@ -717,13 +951,16 @@ impl Supervisor {
         self.failures += 1;
         match self.options.backoff.delay_ms(self.failures - 1) {
             Some(delay_ms) => {
-                let token = self.next_token;
-                self.next_token += 1;
+                let token = self.new_token();
                 self.timer = Some(token);
                 if self.state == DeviceState::Recovering {
                     self.state = DeviceState::Lost;
                 }
-                commands.push(Command::Schedule { token, delay_ms });
+                commands.push(Command::Schedule {
+                    token,
+                    delay_ms,
+                    purpose: TimerPurpose::Retry,
+                });
             }
             None => {
                 let attempts = self.failures;
@@ -754,7 +991,7 @@ impl Supervisor {
     /// Cancels the timer, abandons the attempt under way and lets every device go.
     fn drop_everything(&mut self) -> Vec<Command> {
         let mut commands = self.cancel_timer();
-        self.in_flight = None;
+        commands.extend(self.end_attempt());
         if let Some(generation) = self.initializing.take() {
             commands.push(Command::Destroy { generation });
         }
@@ -762,6 +999,7 @@ impl Supervisor {
             commands.push(Command::Teardown { generation });
         }
         self.waiting_for_visible = false;
+        self.stall_reported = false;
         commands
     }
 

@@ -39,10 +39,27 @@ struct ClearApp {
     destroy_in_build: Cell<u32>,
     throw_in_build: Cell<bool>,
     on_frame: RefCell<Option<Hook>>,
+    throw_on_drop: Rc<Cell<bool>>,
 }
 
 struct ClearResources {
     _buffer: Tracked<web_sys::GpuBuffer>,
+    throw_on_drop: Rc<Cell<bool>>,
+}
+
+impl Drop for ClearResources {
+    fn drop(&mut self) {
+        if self.throw_on_drop.get() {
+            throw_through_wasm();
+        }
+    }
+}
+
+/// A raw binding that does not catch, given a bad argument: the exception
+/// crosses the WebAssembly frames and no destructor runs.
+fn throw_through_wasm() {
+    let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+    raw.submit(&[]);
 }
 
 impl App for ClearApp {
@@ -52,10 +69,7 @@ impl App for ClearApp {
         self.builds.set(self.builds.get() + 1);
         let d = &gpu.device;
         if self.throw_in_build.get() {
-            // A raw binding that does not catch, given a bad argument: the
-            // exception crosses the WebAssembly frames and this build never returns.
-            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
-            raw.submit(&[]);
+            throw_through_wasm();
         }
         let buffer = d
             .phase("clear-app", || {
@@ -66,7 +80,10 @@ impl App for ClearApp {
             self.destroy_in_build.set(self.destroy_in_build.get() - 1);
             d.destroy();
         }
-        Ok(ClearResources { _buffer: buffer })
+        Ok(ClearResources {
+            _buffer: buffer,
+            throw_on_drop: self.throw_on_drop.clone(),
+        })
     }
 
     fn frame(&self, gpu: &Gpu, _: &ClearResources, info: &FrameInfo) -> Result<(), Fault> {
@@ -88,6 +105,20 @@ impl App for ClearApp {
         encoder.begin_render_pass(&desc)?.end()?;
         gpu.device.submit(&[encoder.finish()?])
     }
+}
+
+/// A stop is the application's own decision: nothing may report it as a fault.
+fn assert_nothing_reported(r: &Runtime<ClearApp>) {
+    let net = r.status().net;
+    let errors = net.validation + net.out_of_memory + net.internal + net.other;
+    let lines = r.net().recent_lines();
+    assert_eq!(errors, 0, "faults reported: {lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains("giving up") && !l.contains("lost") && !l.contains("stalled")),
+        "{lines:?}"
+    );
 }
 
 fn runtime() -> Runtime<ClearApp> {
@@ -158,6 +189,7 @@ async fn the_application_stopping_does_not_restart() {
     TimeoutFuture::new(800).await;
     let status = r.status();
     assert_eq!(status.state.as_str(), "stopped");
+    assert_nothing_reported(&r);
     assert_eq!(status.generation, 1, "a device was created after the stop");
     assert!(!status.loop_alive, "the frame loop is still scheduled");
     assert_eq!(status.live.objects, 0, "GPU objects left after release");
@@ -227,6 +259,7 @@ async fn stop_during_a_recovery_wins() {
     TimeoutFuture::new(800).await;
     let status = r.status();
     assert_eq!(status.state.as_str(), "stopped");
+    assert_nothing_reported(&r);
     assert!(!status.loop_alive);
     assert_eq!(status.live.objects, 0, "{status:?}");
     let frames = r.app().frames.get();
@@ -238,14 +271,21 @@ async fn stop_during_a_recovery_wins() {
 async fn calls_from_inside_a_frame_are_handled_after_it() {
     let r = runtime();
     let inner = r.clone();
+    // What the frame sees right after each call: still running, on a live
+    // device (a call handled at once would have torn it down mid-frame).
+    let seen: Rc<RefCell<Vec<(u64, String, bool)>>> = Rc::default();
+    let record = seen.clone();
     *r.app().on_frame.borrow_mut() = Some(Box::new(move |frame| {
-        let status = inner.status();
-        assert_eq!(status.state.as_str(), "running");
         if frame == 5 {
             inner.force_recovery();
         }
         if frame == 15 {
             inner.stop();
+        }
+        if frame == 5 || frame == 15 {
+            let state = inner.status().state.as_str().to_string();
+            let live = inner.with_live(|_, _| ()).is_some();
+            record.borrow_mut().push((frame, state, live));
         }
     }));
     let errors = page_errors();
@@ -260,6 +300,14 @@ async fn calls_from_inside_a_frame_are_handled_after_it() {
     assert_eq!(status.live.objects, 0);
     assert_eq!(errors.count.get(), 0);
     r.app().on_frame.borrow_mut().take();
+    assert_eq!(
+        *seen.borrow(),
+        vec![
+            (5, "running".to_string(), true),
+            (15, "running".to_string(), true)
+        ],
+        "a call from inside a frame was handled before the frame returned"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -342,12 +390,11 @@ async fn dropping_the_runtime_cancels_its_animation_frame() {
 #[wasm_bindgen_test]
 async fn a_frame_that_throws_through_wasm_is_reported_and_its_scopes_popped() {
     let r = runtime();
-    // A raw binding that does not catch, given a bad argument: the exception
-    // crosses the WebAssembly frames and no destructor runs.
+    // Every frame scoped, so frame 4's scopes are open when it throws.
+    r.set_frame_sampling(webgpu_guard::frame_sampling::FrameSampling::every(1));
     *r.app().on_frame.borrow_mut() = Some(Box::new(|frame| {
         if frame == 4 {
-            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
-            raw.submit(&[]);
+            throw_through_wasm();
         }
     }));
     r.start();
@@ -356,16 +403,17 @@ async fn a_frame_that_throws_through_wasm_is_reported_and_its_scopes_popped() {
     let status = r.status();
     assert_eq!(status.state.as_str(), "running");
     assert!(status.net.other >= 1, "{:?}", status.net);
+    assert_eq!(
+        r.scope_stack_balanced().await,
+        Some(true),
+        "the thrown frame left scopes on the device's stack"
+    );
     r.stop();
 }
 
 #[wasm_bindgen_test]
 async fn a_build_that_throws_through_wasm_ends_in_a_fallback() {
-    let options = RuntimeOptions {
-        init_deadline_ms: 1000,
-        ..RuntimeOptions::default()
-    };
-    let r = runtime_with(options);
+    let r = runtime();
     r.app().throw_in_build.set(true);
     let shown: Rc<RefCell<Option<String>>> = Rc::default();
     let s = shown.clone();
@@ -380,4 +428,39 @@ async fn a_build_that_throws_through_wasm_ends_in_a_fallback() {
     r.start();
     wait_until("running again", || r.status().state.as_str() == "running").await;
     r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_fallback_hook_or_a_drop_that_throws_cannot_wedge_the_runtime() {
+    let r = runtime();
+    // A hook that throws through WebAssembly.
+    let shown = Rc::new(Cell::new(0));
+    let s = shown.clone();
+    r.on_fallback(move |_| {
+        s.set(s.get() + 1);
+        throw_through_wasm();
+    });
+    r.app().throw_in_build.set(true);
+    r.start();
+    wait_until("the fallback", || shown.get() == 1).await;
+    assert_eq!(r.status().state.as_str(), "failed");
+    // The runtime still takes events: it starts again.
+    r.app().throw_in_build.set(false);
+    r.start();
+    wait_state(&r, "running", 2).await;
+    // Resources whose Drop throws: the recovery still happens, and then a stop.
+    r.app().throw_on_drop.set(true);
+    r.force_recovery();
+    wait_state(&r, "running", 3).await;
+    assert_eq!(r.status().recoveries, 1);
+    r.stop();
+    wait_until("stopped", || r.status().state.as_str() == "stopped").await;
+    r.app().throw_on_drop.set(false);
+    let thrown = r
+        .net()
+        .recent_lines()
+        .iter()
+        .filter(|l| l.contains("threw"))
+        .count();
+    assert!(thrown >= 3, "{:?}", r.net().recent_lines());
 }

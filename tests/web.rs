@@ -1864,3 +1864,388 @@ async fn a_throwing_telemetry_sink_does_not_break_the_handler() {
     flush(&d).await;
     wait_until("the handler still works", || net.stats().validation == 4).await;
 }
+
+// ------------------------------------------------- engines' wording (WebKit)
+
+// The engine-quirks shim (`tests/quirks/webkit.js`): evaluated before the wasm
+// module, it installs itself only on a page whose user agent carries its
+// marker (scripts/test's shimmed Chromium stage), and then makes every error
+// the engine produces read "Validation failure." (or "Out of memory.",
+// "Internal error."), as Safari's do, and removes `onuncapturederror` and
+// `adapter.info`.
+#[wasm_bindgen(module = "/tests/quirks/webkit.js")]
+extern "C" {
+    fn webkit_quirks_installed() -> bool;
+    fn webkit_quirks_requested() -> bool;
+}
+
+#[wasm_bindgen_test]
+#[ignore = "run by scripts/test under the WebKit-quirks shim (--include-ignored)"]
+async fn the_webkit_quirks_shim_is_installed_where_asked() {
+    // Run only by the shimmed stage: it fails if that stage ran unshimmed.
+    assert!(
+        webkit_quirks_requested(),
+        "the page did not ask for the shim"
+    );
+    assert!(webkit_quirks_installed());
+    let gpu = init::navigator_gpu().expect("navigator.gpu");
+    let adapter = init::request_adapter(&gpu).await.expect("adapter");
+    let info = js_sys::Reflect::get(&adapter, &"info".into()).unwrap();
+    assert!(info.is_undefined(), "adapter.info is still there");
+    // What the library shows without it.
+    assert!(
+        init::adapter_name(&adapter).contains("exposes no vendor details"),
+        "{}",
+        init::adapter_name(&adapter)
+    );
+    let d = device().await;
+    let attribute = js_sys::Reflect::has(d.raw(), &"onuncapturederror".into()).unwrap();
+    assert!(!attribute, "onuncapturederror is still there");
+    let raw = d.raw();
+    raw.push_error_scope(web_sys::GpuErrorFilter::Validation);
+    bad_buffer(&d, "a-label-the-message-must-not-quote");
+    let error = wasm_bindgen_futures::JsFuture::from(raw.pop_error_scope())
+        .await
+        .unwrap();
+    let error: web_sys::GpuError = error.unchecked_into();
+    assert_eq!(error.message(), "Validation failure.");
+}
+
+#[wasm_bindgen_test]
+async fn the_liveness_probe_never_leaks_as_a_fault_whatever_the_engine_s_wording() {
+    // Under the shim every message is "Validation failure.": the probe's error
+    // cannot be told from a real one by its text. It must never come back as a
+    // fault, a live device must read clean, a destroyed one lost.
+    let (d, net, events) = device_with_net(raw_device().await);
+    for filters in [
+        &[Filter::Validation][..],
+        &[Filter::OutOfMemory][..],
+        &Filter::ALL[..],
+    ] {
+        let clean = ScopeSet::push(&d, filters).pop().await;
+        assert!(clean.is_clean(), "{filters:?}: {clean:?}");
+        assert!(clean.faults.is_empty(), "{filters:?}: {clean:?}");
+    }
+    assert!(d.confirm_alive().await);
+    assert_eq!(d.phase("clean-phase", || Ok(7)).await.ok(), Some(7));
+    // Several sets awaited together, closed in order and out of order.
+    let first = ScopeSet::push(&d, &Filter::ALL).close();
+    let second = ScopeSet::push(&d, &[Filter::Validation]).pop();
+    let outcomes = wait_all(vec![first]).await;
+    assert!(outcomes.iter().all(|o| o.is_clean()), "{outcomes:?}");
+    assert!(second.await.is_clean());
+    let outer = ScopeSet::push(&d, &[Filter::Validation]);
+    let inner = ScopeSet::push(&d, &[Filter::OutOfMemory]);
+    let outcome = outer.pop().await;
+    assert!(outcome.is_clean(), "{outcome:?}");
+    drop(inner);
+    // A real error is the set's one fault.
+    let scope = ScopeSet::push(&d, &Filter::ALL);
+    bad_buffer(&d, "the-real-error");
+    let outcome = scope.pop().await;
+    assert!(!outcome.device_lost, "{outcome:?}");
+    assert_eq!(outcome.faults.len(), 1, "{outcome:?}");
+    assert_eq!(outcome.faults[0].kind, FaultKind::Validation);
+    // Per-call pops settled with their phase: one fault, the bad call's.
+    d.set_level(DiagnosticsLevel::PerCall);
+    let result = d
+        .phase("per-call-phase", || {
+            let _ok = d.create_buffer("fine", 16, UNIFORM)?;
+            let _bad = d.create_buffer("bad-in-per-call", 16, MAP_READ | MAP_WRITE)?;
+            Ok(())
+        })
+        .await;
+    d.set_level(DiagnosticsLevel::Phases);
+    let fault = result.expect_err("the bad call");
+    assert!(fault.related.is_empty(), "{fault:?}");
+    assert_eq!(fault.origin.object.as_deref(), Some("bad-in-per-call"));
+    flush(&d).await;
+    settle().await;
+    // The phase's fault was reported (the one `Err`); nothing else, nothing
+    // uncaptured.
+    assert_eq!(net.stats().validation, 1, "{:?}", net.stats());
+    assert_eq!(events.length(), 1, "{:?}", describe_event(&events));
+    assert!(!d.is_lost());
+    assert_stack_balanced(&d).await;
+
+    // A destroyed device: the loss, and no fault.
+    let d = device().await;
+    let scopes = ScopeSet::push(&d, &Filter::ALL);
+    d.destroy();
+    let outcome = scopes.pop().await;
+    assert!(outcome.device_lost, "{outcome:?}");
+    assert!(outcome.faults.is_empty(), "{outcome:?}");
+    let d = device().await;
+    let result = d
+        .phase("loses-its-device", || {
+            d.destroy();
+            Ok(())
+        })
+        .await;
+    assert_eq!(result.err().map(|f| f.kind), Some(FaultKind::DeviceLost));
+}
+
+/// A minimal application: one phase and one shader module in its build.
+struct ShaderApp;
+
+impl webgpu_guard::web::App for ShaderApp {
+    type Resources = (webgpu_guard::web::Tracked<web_sys::GpuBuffer>,);
+
+    async fn build(&self, gpu: &webgpu_guard::web::Gpu) -> Result<Self::Resources, Fault> {
+        let d = &gpu.device;
+        let _module = d
+            .create_shader_module(
+                "shader-app",
+                "@compute @workgroup_size(1) fn main() {}",
+                &[],
+            )
+            .await?;
+        let buffer = d
+            .phase("shader-app", || {
+                d.create_buffer("shader-app-buffer", 256, UNIFORM)
+            })
+            .await?;
+        Ok((buffer,))
+    }
+
+    fn frame(
+        &self,
+        _: &webgpu_guard::web::Gpu,
+        _: &Self::Resources,
+        _: &webgpu_guard::web::FrameInfo,
+    ) -> Result<(), Fault> {
+        Ok(())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_runtime_starts_whatever_the_engine_s_wording() {
+    // Init awaits a shader module and a phase, each with the liveness probe:
+    // were the probe's error read as a fault, every start would fail.
+    let document = web_sys::window().unwrap().document().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").unwrap().unchecked_into();
+    canvas.set_width(16);
+    canvas.set_height(16);
+    document.body().unwrap().append_child(&canvas).unwrap();
+    let runtime = webgpu_guard::web::Runtime::new(Rc::new(ShaderApp), canvas, Default::default());
+    runtime.start();
+    for _ in 0..150 {
+        let status = runtime.status();
+        if status.state.as_str() == "running" && status.frames > 2 {
+            break;
+        }
+        assert!(
+            status.fallback.is_none() && status.state.as_str() != "failed",
+            "{status:?}"
+        );
+        TimeoutFuture::new(30).await;
+    }
+    let status = runtime.status();
+    assert_eq!(status.state.as_str(), "running", "{status:?}");
+    assert_eq!((status.generation, status.recoveries), (1, 0), "{status:?}");
+    assert_eq!(status.net.total_errors(), 0, "{status:?}");
+    runtime.stop();
+}
+
+// ---------------------------------------------------------------- every fault reaches the net
+
+/// A compute pipeline descriptor for `shader` with entry point `entry`.
+fn compute_desc(
+    shader: &web_sys::GpuShaderModule,
+    entry: &str,
+) -> web_sys::GpuComputePipelineDescriptor {
+    let stage = web_sys::GpuProgrammableStage::new(shader);
+    stage.set_entry_point(entry);
+    web_sys::GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
+        web_sys::GpuAutoLayoutMode::Auto,
+        &stage,
+    )
+}
+
+#[wasm_bindgen_test]
+async fn a_pipeline_dropped_unawaited_reaches_the_net_and_rejects_nothing_unhandled() {
+    // An application's `build` starts two pipelines, the first invalid, and a
+    // `?` after them returns early: both are dropped unawaited. The first one's
+    // rejection must reach the net (once), never the page as an unhandled
+    // rejection; the valid one reports nothing.
+    let (d, net, _events) = device_with_net(raw_device().await);
+    let rejections = count_unhandled_rejections();
+    let shader = d
+        .create_shader_module(
+            "dropped-pipeline-shader",
+            "@compute @workgroup_size(1) fn main() {}",
+            &[],
+        )
+        .await
+        .unwrap();
+    let bad = compute_desc(&shader.module, "does_not_exist");
+    let good = compute_desc(&shader.module, "main");
+    fn build(
+        d: &GuardedDevice,
+        bad: &web_sys::GpuComputePipelineDescriptor,
+        good: &web_sys::GpuComputePipelineDescriptor,
+    ) -> Result<(), Fault> {
+        let first = d.start_compute_pipeline("dropped-unawaited", bad);
+        let second = d.start_compute_pipeline("dropped-valid", good);
+        // Refused before any GPU call (a buffer needs a label): returns early.
+        let _ = d.create_buffer("", 4, UNIFORM)?;
+        let _ = (first, second);
+        unreachable!()
+    }
+    assert!(build(&d, &bad, &good).is_err());
+    wait_until("the dropped pipeline's fault", || {
+        net.groups()
+            .iter()
+            .any(|g| g.kind == FaultKind::Pipeline && g.label == "dropped-unawaited")
+    })
+    .await;
+    // The page reports an unhandled rejection after the task that rejected.
+    TimeoutFuture::new(300).await;
+    assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
+    let stats = net.stats();
+    assert_eq!(stats.other, 1, "{stats:?} {:?}", net.recent_lines());
+    assert_eq!(stats.total_errors(), 1, "{stats:?}");
+    // An awaited one is still reported once, by `finish`.
+    let fault = d
+        .start_compute_pipeline("finished-bad", &bad)
+        .finish()
+        .await
+        .expect_err("rejected");
+    assert!(fault.is_reported());
+    assert_eq!(net.stats().other, 2);
+}
+
+#[wasm_bindgen_test]
+async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
+    let (d, net, _events) = device_with_net(raw_device().await);
+    // Awaited and dropped: nobody forwards it, the outcome does.
+    let scope = ScopeSet::push(&d, &Filter::ALL);
+    bad_buffer(&d, "awaited-and-dropped");
+    let outcome = scope.pop().await;
+    assert!(
+        outcome.caught(FaultKind::Validation).is_some(),
+        "{outcome:?}"
+    );
+    drop(outcome);
+    flush(&d).await;
+    settle().await;
+    assert_eq!(net.stats().validation, 1, "{:?}", net.recent_lines());
+    // Forwarded by the caller as well (reported, returned as `Err`): still once.
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "awaited-and-forwarded");
+    let outcome = scope.pop().await;
+    for fault in &outcome.faults {
+        net.report_ref(fault);
+    }
+    let returned = net.report(outcome.faults[0].clone());
+    assert!(returned.is_reported());
+    drop(outcome);
+    assert_eq!(net.stats().validation, 2, "{:?}", net.recent_lines());
+    // Awaited through `wait` and `wait_all`.
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "awaited-by-wait");
+    let _ = scope.close().wait().await;
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "awaited-by-wait-all");
+    let outcomes = wait_all(vec![scope.close()]).await;
+    assert_eq!(outcomes[0].faults.len(), 1);
+    drop(outcomes);
+    assert_eq!(net.stats().validation, 4, "{:?}", net.recent_lines());
+    // Taken with `into_fault`: the caller's, to return as `Err` (the runtime
+    // reports it) or to report; counted once when it is.
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "taken-by-into-fault");
+    let fault = scope.pop().await.into_fault().expect("caught");
+    assert!(!fault.is_reported());
+    assert_eq!(net.stats().validation, 4);
+    net.report_ref(&fault);
+    assert_eq!(net.stats().validation, 5);
+    // The library's own waits forward what they catch themselves: once.
+    let phase = d
+        .phase("reported-once", || {
+            bad_buffer(&d, "in-a-phase");
+            Ok(())
+        })
+        .await;
+    assert!(phase.expect_err("caught").is_reported());
+    flush(&d).await;
+    settle().await;
+    assert_eq!(net.stats().validation, 6, "{:?}", net.recent_lines());
+    assert_eq!(net.stats().total_errors(), 6, "{:?}", net.recent_lines());
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_listener_removed_while_the_log_is_busy_loses_none_of_its_held_counts() {
+    // The log is busy (borrowed) while it runs the application's sanitizer or
+    // telemetry sink. A sanitizer that removes the listener (drops its guard)
+    // while the listener holds counts makes `close()` meet a busy log: what it
+    // holds must still reach the log, at the next chance.
+    let d = device().await;
+    let net = ErrorNet::new(Rc::new(Cell::new(30)));
+    let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
+    // Five lines and the cut-off line: the log is silent from here.
+    for i in 0..10 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"busy-warm-up\"] {i}"));
+    }
+    let device = d.raw().clone();
+    let owned = listener.clone();
+    net.set_sanitizer(Some(Box::new(move |text: &str| {
+        if text == "remove-the-listener" {
+            // Held by the listener (the log is silent), then the listener goes.
+            for i in 0..7 {
+                dispatch_uncaptured(&device, 2, &format!("[Texture \"held-while-busy\"] {i}"));
+            }
+            let taken = owned.borrow_mut().take();
+            drop(taken);
+        }
+        text.to_string()
+    })));
+    net.report(Fault::new(FaultKind::Validation, "the trigger").on_object("remove-the-listener"));
+    assert!(listener.borrow().is_none(), "the sanitizer ran");
+    assert!(!net.is_installed());
+    let stats = net.stats();
+    assert_eq!(stats.out_of_memory, 7, "{stats:?}");
+    assert_eq!(stats.total_errors(), 18, "{stats:?}");
+    let held = net
+        .groups()
+        .into_iter()
+        .find(|g| g.label == "held-while-busy")
+        .map(|g| (g.occurrences, g.last_frame));
+    assert_eq!(held, Some((7, Some(30))));
+    // Handed over on their own too, soon after, without waiting for a reading.
+    let frame = Rc::new(Cell::new(31));
+    let net = ErrorNet::new(frame.clone());
+    let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
+    for i in 0..10 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"busy-warm-up-2\"] {i}"));
+    }
+    let device = d.raw().clone();
+    let owned = listener.clone();
+    net.set_sanitizer(Some(Box::new(move |text: &str| {
+        if text == "remove-the-listener" {
+            for i in 0..3 {
+                dispatch_uncaptured(&device, 3, &format!("[Buffer \"held-again\"] {i}"));
+            }
+            let taken = owned.borrow_mut().take();
+            drop(taken);
+        }
+        text.to_string()
+    })));
+    // Set directly (no hand-over), only to see which moment tags them.
+    frame.set(32);
+    net.report(Fault::new(FaultKind::Validation, "the trigger").on_object("remove-the-listener"));
+    assert_eq!(
+        net.last_uncaptured_frame(),
+        Some(31),
+        "nothing went in while busy"
+    );
+    settle().await;
+    assert_eq!(
+        net.last_uncaptured_frame(),
+        Some(32),
+        "handed over on their own"
+    );
+    assert_eq!(net.stats().internal, 3, "{:?}", net.stats());
+}

@@ -4,21 +4,44 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::*;
 
+/// `s.handle(event)` without the attempts' deadline timers (scheduled with
+/// each attempt, cancelled when it ends), which the model check covers.
+fn h(s: &mut Supervisor, event: Event) -> Vec<Command> {
+    let retry = s.timer;
+    s.handle(event)
+        .into_iter()
+        .filter(|c| match c {
+            Command::Schedule {
+                purpose: TimerPurpose::InitDeadline { .. },
+                ..
+            } => false,
+            Command::CancelTimer { token } => Some(*token) == retry,
+            _ => true,
+        })
+        .collect()
+}
+
 fn running() -> Supervisor {
     let mut s = Supervisor::default();
     assert_eq!(
-        s.handle(Event::Start),
+        h(&mut s, Event::Start),
         vec![Command::BeginInit { attempt: 1 }]
     );
     assert_eq!(
-        s.handle(Event::DeviceCreated { attempt: 1 }),
-        vec![Command::Adopt { generation: 1 }]
-    );
-    assert_eq!(
-        s.handle(Event::InitSucceeded {
+        h(&mut s, Event::DeviceCreated { attempt: 1 }),
+        vec![Command::Adopt {
             attempt: 1,
             generation: 1
-        }),
+        }]
+    );
+    assert_eq!(
+        h(
+            &mut s,
+            Event::InitSucceeded {
+                attempt: 1,
+                generation: 1
+            }
+        ),
         vec![Command::Run { generation: 1 }]
     );
     s
@@ -51,7 +74,7 @@ fn first_start_runs_and_counts_a_generation() {
 #[test]
 fn start_is_idempotent() {
     let mut s = running();
-    assert_eq!(s.handle(Event::Start), vec![]);
+    assert_eq!(h(&mut s, Event::Start), vec![]);
     let mut s2 = Supervisor::default();
     s2.handle(Event::Start);
     assert_eq!(s2.handle(Event::Start), vec![]);
@@ -62,18 +85,21 @@ fn start_is_idempotent() {
 fn a_loss_recovers_at_once_and_counts_one_recovery() {
     let mut s = running();
     assert_eq!(
-        s.handle(lost(1)),
+        h(&mut s, lost(1)),
         vec![
             Command::Teardown { generation: 1 },
             Command::BeginInit { attempt: 2 }
         ]
     );
     assert_eq!(s.state(), DeviceState::Recovering);
-    s.handle(Event::DeviceCreated { attempt: 2 });
-    s.handle(Event::InitSucceeded {
-        attempt: 2,
-        generation: 2,
-    });
+    h(&mut s, Event::DeviceCreated { attempt: 2 });
+    h(
+        &mut s,
+        Event::InitSucceeded {
+            attempt: 2,
+            generation: 2,
+        },
+    );
     assert_eq!(s.state(), DeviceState::Running);
     assert_eq!(s.recoveries(), 1);
 }
@@ -81,36 +107,45 @@ fn a_loss_recovers_at_once_and_counts_one_recovery() {
 #[test]
 fn stop_while_a_retry_waits_cancels_it_and_nothing_comes_back() {
     let mut s = running();
-    s.handle(lost(1));
+    h(&mut s, lost(1));
     assert!(matches!(
-        s.handle(fail(2))[..],
+        h(&mut s, fail(2))[..],
         [Command::Schedule { delay_ms: 300, .. }]
     ));
     assert_eq!(s.state(), DeviceState::Lost);
-    assert_eq!(s.handle(Event::Stop), vec![Command::CancelTimer]);
+    assert!(matches!(
+        h(&mut s, Event::Stop)[..],
+        [Command::CancelTimer { .. }]
+    ));
     assert_eq!(s.state(), DeviceState::Stopped);
-    assert_eq!(s.handle(Event::TimerFired { token: 1 }), vec![]);
-    assert_eq!(s.handle(Event::RequestRecovery), vec![]);
+    assert_eq!(h(&mut s, Event::TimerFired { token: 1 }), vec![]);
+    assert_eq!(h(&mut s, Event::RequestRecovery), vec![]);
     assert_eq!(s.state(), DeviceState::Stopped);
 }
 
 #[test]
 fn an_init_that_finishes_after_stop_destroys_its_device() {
     let mut s = running();
-    s.handle(Event::RequestRecovery);
+    h(&mut s, Event::RequestRecovery);
     assert_eq!(
-        s.handle(Event::DeviceCreated { attempt: 2 }),
-        vec![Command::Adopt { generation: 2 }]
+        h(&mut s, Event::DeviceCreated { attempt: 2 }),
+        vec![Command::Adopt {
+            attempt: 2,
+            generation: 2
+        }]
     );
     assert_eq!(
-        s.handle(Event::Stop),
+        h(&mut s, Event::Stop),
         vec![Command::Destroy { generation: 2 }]
     );
     assert_eq!(
-        s.handle(Event::InitSucceeded {
-            attempt: 2,
-            generation: 2
-        }),
+        h(
+            &mut s,
+            Event::InitSucceeded {
+                attempt: 2,
+                generation: 2
+            }
+        ),
         vec![Command::Destroy { generation: 2 }]
     );
     assert_eq!(s.state(), DeviceState::Stopped);
@@ -120,7 +155,7 @@ fn an_init_that_finishes_after_stop_destroys_its_device() {
 #[test]
 fn requested_recovery_coalesces_and_cuts_a_backoff_short() {
     let mut s = running();
-    let first = s.handle(Event::RequestRecovery);
+    let first = h(&mut s, Event::RequestRecovery);
     assert_eq!(
         first,
         vec![
@@ -129,18 +164,24 @@ fn requested_recovery_coalesces_and_cuts_a_backoff_short() {
         ]
     );
     // During the rebuild: one recovery.
-    assert_eq!(s.handle(Event::RequestRecovery), vec![]);
+    assert_eq!(h(&mut s, Event::RequestRecovery), vec![]);
     // During a backoff: starts at once, still one recovery.
-    s.handle(fail(2));
-    assert_eq!(
-        s.handle(Event::RequestRecovery),
-        vec![Command::CancelTimer, Command::BeginInit { attempt: 3 }]
+    h(&mut s, fail(2));
+    assert!(matches!(
+        h(&mut s, Event::RequestRecovery)[..],
+        [
+            Command::CancelTimer { .. },
+            Command::BeginInit { attempt: 3 }
+        ]
+    ));
+    h(&mut s, Event::DeviceCreated { attempt: 3 });
+    h(
+        &mut s,
+        Event::InitSucceeded {
+            attempt: 3,
+            generation: 2,
+        },
     );
-    s.handle(Event::DeviceCreated { attempt: 3 });
-    s.handle(Event::InitSucceeded {
-        attempt: 3,
-        generation: 2,
-    });
     assert_eq!(s.recoveries(), 1);
     assert!(s.last_loss().unwrap().requested);
 }
@@ -148,11 +189,14 @@ fn requested_recovery_coalesces_and_cuts_a_backoff_short() {
 #[test]
 fn unrequested_destroyed_is_reported_and_falls_back() {
     let mut s = running();
-    let commands = s.handle(Event::Lost {
-        generation: 1,
-        reason: LossReason::Destroyed,
-        at_ms: 0,
-    });
+    let commands = h(
+        &mut s,
+        Event::Lost {
+            generation: 1,
+            reason: LossReason::Destroyed,
+            at_ms: 0,
+        },
+    );
     assert!(matches!(
         commands.last(),
         Some(Command::ShowFallback(Fallback::UnexpectedDestroy(_)))
@@ -164,22 +208,25 @@ fn unrequested_destroyed_is_reported_and_falls_back() {
 #[test]
 fn failed_attempts_back_off_then_give_up() {
     let mut s = running();
-    s.handle(lost(1));
+    h(&mut s, lost(1));
     let mut attempt = 2;
     for delay in [300, 600, 1200, 2400] {
-        let commands = s.handle(fail(attempt));
-        let [Command::Schedule { token, delay_ms }] = commands[..] else {
+        let commands = h(&mut s, fail(attempt));
+        let [Command::Schedule {
+            token, delay_ms, ..
+        }] = commands[..]
+        else {
             panic!("{commands:?}");
         };
         assert_eq!(delay_ms, delay);
         assert_eq!(s.state(), DeviceState::Lost);
         attempt += 1;
         assert_eq!(
-            s.handle(Event::TimerFired { token }),
+            h(&mut s, Event::TimerFired { token }),
             vec![Command::BeginInit { attempt }]
         );
     }
-    let last = s.handle(fail(attempt));
+    let last = h(&mut s, fail(attempt));
     assert!(matches!(
         last[..],
         [Command::ShowFallback(Fallback::GaveUp { attempts: 5, .. })]
@@ -189,17 +236,20 @@ fn failed_attempts_back_off_then_give_up() {
 #[test]
 fn null_adapters_after_losses_ask_for_a_reload() {
     let mut s = running();
-    s.handle(lost(1));
+    h(&mut s, lost(1));
     let mut attempt = 2;
     loop {
-        let commands = s.handle(Event::InitFailed {
-            attempt,
-            failure: InitFailure::NoAdapter,
-        });
+        let commands = h(
+            &mut s,
+            Event::InitFailed {
+                attempt,
+                failure: InitFailure::NoAdapter,
+            },
+        );
         match &commands[..] {
             [Command::Schedule { token, .. }] => {
                 let token = *token;
-                s.handle(Event::TimerFired { token });
+                h(&mut s, Event::TimerFired { token });
                 attempt += 1;
             }
             [Command::ShowFallback(f @ Fallback::Blocked { .. })] => {
@@ -214,12 +264,15 @@ fn null_adapters_after_losses_ask_for_a_reload() {
 #[test]
 fn a_loss_while_hidden_waits_for_the_page_to_show() {
     let mut s = running();
-    s.handle(Event::Visibility { hidden: true });
-    assert_eq!(s.handle(lost(1)), vec![Command::Teardown { generation: 1 }]);
+    h(&mut s, Event::Visibility { hidden: true });
+    assert_eq!(
+        h(&mut s, lost(1)),
+        vec![Command::Teardown { generation: 1 }]
+    );
     assert_eq!(s.state(), DeviceState::Lost);
     assert!(s.waiting_for_visible());
     assert_eq!(
-        s.handle(Event::Visibility { hidden: false }),
+        h(&mut s, Event::Visibility { hidden: false }),
         vec![Command::BeginInit { attempt: 2 }]
     );
 }
@@ -232,11 +285,14 @@ fn rebuilt_devices_that_keep_dying_end_in_a_fallback() {
     for death in 1..=4u64 {
         let generation = death;
         let attempt = death;
-        let commands = s.handle(Event::Lost {
-            generation,
-            reason: LossReason::Unknown,
-            at_ms: now,
-        });
+        let commands = h(
+            &mut s,
+            Event::Lost {
+                generation,
+                reason: LossReason::Unknown,
+                at_ms: now,
+            },
+        );
         if death == 4 {
             assert!(matches!(
                 commands.last(),
@@ -245,17 +301,26 @@ fn rebuilt_devices_that_keep_dying_end_in_a_fallback() {
             assert_eq!(s.state(), DeviceState::Failed);
             return;
         }
-        s.handle(Event::DeviceCreated {
-            attempt: attempt + 1,
-        });
-        s.handle(Event::InitSucceeded {
-            attempt: attempt + 1,
-            generation: generation + 1,
-        });
-        s.handle(Event::FirstFrame {
-            generation: generation + 1,
-            at_ms: now,
-        });
+        h(
+            &mut s,
+            Event::DeviceCreated {
+                attempt: attempt + 1,
+            },
+        );
+        h(
+            &mut s,
+            Event::InitSucceeded {
+                attempt: attempt + 1,
+                generation: generation + 1,
+            },
+        );
+        h(
+            &mut s,
+            Event::FirstFrame {
+                generation: generation + 1,
+                at_ms: now,
+            },
+        );
         now += 2_000;
     }
 }
@@ -265,23 +330,35 @@ fn a_device_that_lived_long_resets_the_crash_count() {
     let mut s = running();
     let mut now = 0;
     for generation in 1..=6u64 {
-        s.handle(Event::FirstFrame {
-            generation,
-            at_ms: now,
-        });
+        h(
+            &mut s,
+            Event::FirstFrame {
+                generation,
+                at_ms: now,
+            },
+        );
         now += 60_000;
-        s.handle(Event::Lost {
-            generation,
-            reason: LossReason::Unknown,
-            at_ms: now,
-        });
-        s.handle(Event::DeviceCreated {
-            attempt: generation + 1,
-        });
-        s.handle(Event::InitSucceeded {
-            attempt: generation + 1,
-            generation: generation + 1,
-        });
+        h(
+            &mut s,
+            Event::Lost {
+                generation,
+                reason: LossReason::Unknown,
+                at_ms: now,
+            },
+        );
+        h(
+            &mut s,
+            Event::DeviceCreated {
+                attempt: generation + 1,
+            },
+        );
+        h(
+            &mut s,
+            Event::InitSucceeded {
+                attempt: generation + 1,
+                generation: generation + 1,
+            },
+        );
         assert_eq!(s.state(), DeviceState::Running);
     }
     assert_eq!(s.recoveries(), 6);
@@ -291,11 +368,14 @@ fn a_device_that_lived_long_resets_the_crash_count() {
 fn first_start_failures() {
     let start = |failure: InitFailure| {
         let mut s = Supervisor::default();
-        s.handle(Event::Start);
-        s.handle(Event::InitFailed {
-            attempt: 1,
-            failure,
-        })
+        h(&mut s, Event::Start);
+        h(
+            &mut s,
+            Event::InitFailed {
+                attempt: 1,
+                failure,
+            },
+        )
     };
     assert_eq!(
         start(InitFailure::NoWebGpu),
@@ -329,7 +409,7 @@ struct World {
     jobs: BTreeSet<Job>,
     alive: BTreeSet<u64>,
     destroyed_unnotified: BTreeSet<u64>,
-    timer: Option<u64>,
+    timers: BTreeMap<u64, TimerPurpose>,
     frames_on: Option<u64>,
     fallbacks: u32,
 }
@@ -337,20 +417,14 @@ struct World {
 impl World {
     fn new() -> Self {
         World {
-            sup: Supervisor::new(SupervisorOptions {
-                backoff: Backoff {
-                    base_ms: 300,
-                    max_attempts: 2,
-                },
-                crash_loop_deaths: 2,
-                crash_loop_window_ms: 10_000,
-            }),
+            // The shipped options: 4 delayed attempts, 3 quick deaths.
+            sup: Supervisor::new(SupervisorOptions::default()),
             now: 0,
             hidden: false,
             jobs: BTreeSet::new(),
             alive: BTreeSet::new(),
             destroyed_unnotified: BTreeSet::new(),
-            timer: None,
+            timers: BTreeMap::new(),
             frames_on: None,
             fallbacks: 0,
         }
@@ -381,9 +455,20 @@ impl World {
             },
             lost(999),
         ];
-        if let Some(token) = self.timer {
+        for &token in self.timers.keys() {
             events.push(Event::TimerFired { token });
         }
+        // The watchdog's clock: a healthy page, and one frozen for 5 s.
+        for last_frame_ms in [self.now, self.now.saturating_sub(5_000)] {
+            events.push(Event::Tick {
+                now_ms: self.now,
+                last_frame_ms,
+                frame_pending: true,
+            });
+        }
+        events.push(Event::Crashed {
+            message: "panicked".into(),
+        });
         for job in &self.jobs {
             match job.device {
                 None => events.push(Event::DeviceCreated {
@@ -398,6 +483,9 @@ impl World {
                 InitFailure::Step(InitStep::Device, "x".into()),
                 InitFailure::NoAdapter,
                 InitFailure::NoWebGpu,
+                InitFailure::Canvas("x".into()),
+                InitFailure::Resources("x".into()),
+                InitFailure::LostDuringInit("x".into()),
             ] {
                 events.push(Event::InitFailed {
                     attempt: job.attempt,
@@ -434,7 +522,7 @@ impl World {
     fn step(&mut self, event: &Event) -> Result<(), String> {
         let before = self.sup.clone();
         let stale = match event {
-            Event::TimerFired { token } => self.timer != Some(*token),
+            Event::TimerFired { token } => !self.timers.contains_key(token),
             Event::InitFailed { attempt, .. } => {
                 !self.jobs.iter().any(|j| j.attempt == *attempt)
                     || self.sup.attempt_in_flight() != Some(*attempt)
@@ -445,7 +533,9 @@ impl World {
         // The runtime's side of the event itself.
         match event {
             Event::Visibility { hidden } => self.hidden = *hidden,
-            Event::TimerFired { token } if self.timer == Some(*token) => self.timer = None,
+            Event::TimerFired { token } => {
+                self.timers.remove(token);
+            }
             Event::Lost { generation, .. } => {
                 self.alive.remove(generation);
                 self.destroyed_unnotified.remove(generation);
@@ -484,9 +574,22 @@ impl World {
         {
             self.fallbacks = 0;
         }
+        if matches!(event, Event::Crashed { .. }) && before.state() != DeviceState::Crashed {
+            // The crash's own fallback replaces any shown before.
+            self.fallbacks = 0;
+        }
         let commands = self.sup.handle(event.clone());
         if stale && self.sup != before {
             return Err(format!("stale event {event:?} changed the supervisor"));
+        }
+        let discard_only = commands
+            .iter()
+            .all(|c| matches!(c, Command::Discard { .. }));
+        let refused = self.sup.state() == DeviceState::Crashed
+            && (commands.is_empty()
+                || matches!(event, Event::DeviceCreated { .. }) && discard_only);
+        if before.state() == DeviceState::Crashed && !refused {
+            return Err(format!("{event:?} was not refused after a crash"));
         }
         for command in &commands {
             match command {
@@ -502,14 +605,40 @@ impl World {
                         device: None,
                     });
                 }
-                Command::Adopt { .. } => {}
-                Command::Schedule { token, delay_ms } => {
-                    if !self.sup.options().backoff.schedule().contains(delay_ms) {
+                Command::Adopt { .. } | Command::RequestFrame { .. } => {}
+                Command::ReportStall { .. } => {}
+                Command::Discard { attempt } => {
+                    let job = self.jobs.iter().find(|j| j.attempt == *attempt).cloned();
+                    if let Some(job) = job {
+                        self.jobs.remove(&job);
+                        if let Some(generation) = job.device {
+                            self.destroy(generation);
+                        }
+                    }
+                }
+                Command::Schedule {
+                    token,
+                    delay_ms,
+                    purpose,
+                } => {
+                    let expected = match purpose {
+                        TimerPurpose::Retry => {
+                            self.sup.options().backoff.schedule().contains(delay_ms)
+                        }
+                        TimerPurpose::InitDeadline { .. } => {
+                            *delay_ms == self.sup.options().init_deadline_ms
+                        }
+                    };
+                    if !expected {
                         return Err(format!("delay {delay_ms} is off the schedule"));
                     }
-                    self.timer = Some(*token);
+                    self.timers.insert(*token, *purpose);
                 }
-                Command::CancelTimer => self.timer = None,
+                Command::CancelTimer { token } => {
+                    if self.timers.remove(token).is_none() {
+                        return Err(format!("cancelled timer {token} was not pending"));
+                    }
+                }
                 // The job that made it runs on and reports later (an init future
                 // cannot be cancelled): its report is then stale.
                 Command::Destroy { generation } => self.destroy(*generation),
@@ -521,15 +650,6 @@ impl World {
                     self.frames_on = Some(*generation);
                 }
                 Command::ShowFallback(_) => self.fallbacks += 1,
-            }
-        }
-        // A device created for a stale attempt was destroyed at once.
-        if let Event::DeviceCreated { attempt } = event {
-            if commands
-                .iter()
-                .any(|c| matches!(c, Command::Destroy { .. }))
-            {
-                self.jobs.retain(|j| j.attempt != *attempt);
             }
         }
         self.check()
@@ -555,8 +675,12 @@ impl World {
             return Err(format!("a device nobody owns: {:?}", self.alive));
         }
         let pending =
-            self.timer.is_some() || s.attempt_in_flight().is_some() || !self.alive.is_empty();
-        if matches!(s.state(), DeviceState::Stopped | DeviceState::Failed) && pending {
+            !self.timers.is_empty() || s.attempt_in_flight().is_some() || !self.alive.is_empty();
+        if matches!(
+            s.state(),
+            DeviceState::Stopped | DeviceState::Failed | DeviceState::Crashed
+        ) && pending
+        {
             return Err(format!("something pending after {:?}: {self:?}", s.state()));
         }
         if self.frames_on.is_some() && self.frames_on != s.live_generation() {
@@ -568,8 +692,24 @@ impl World {
         if s.failures() > s.options().backoff.max_attempts + 1 {
             return Err(format!("{} failed attempts", s.failures()));
         }
-        if self.timer.is_some() != s.timer_pending() {
-            return Err("timer out of step".into());
+        let retries = self
+            .timers
+            .values()
+            .filter(|p| **p == TimerPurpose::Retry)
+            .count();
+        let deadlines: Vec<u64> = self
+            .timers
+            .iter()
+            .filter(|(_, p)| **p != TimerPurpose::Retry)
+            .map(|(t, _)| *t)
+            .collect();
+        if retries != usize::from(s.timer_pending())
+            || deadlines != s.deadline_pending().into_iter().collect::<Vec<_>>()
+        {
+            return Err(format!("timers out of step: {self:?}"));
+        }
+        if s.attempt_in_flight().is_some() != s.deadline_pending().is_some() {
+            return Err("an attempt without its deadline (or the reverse)".into());
         }
         Ok(())
     }
@@ -591,7 +731,11 @@ impl World {
                         generation,
                     },
                 }
-            } else if let Some(token) = world.timer {
+            } else if let Some((&token, _)) = world
+                .timers
+                .iter()
+                .find(|(_, p)| **p == TimerPurpose::Retry)
+            {
                 Event::TimerFired { token }
             } else if let Some(&generation) = world.destroyed_unnotified.iter().next() {
                 Event::Lost {
@@ -611,7 +755,7 @@ impl World {
                     return Err(format!("running without exactly one device: {world:?}"));
                 }
             }
-            DeviceState::Failed => {
+            DeviceState::Failed | DeviceState::Crashed => {
                 if world.fallbacks != 1 || !world.alive.is_empty() {
                     return Err(format!("failed without exactly one fallback: {world:?}"));
                 }
@@ -661,4 +805,178 @@ fn model_check_every_event_sequence() {
         "model check: {sequences} event sequences of length 1 to {depth}, {transitions} transitions, distinct states per length {states:?}"
     );
     assert!(sequences > 1_000_000);
+}
+
+/// The deadline timer `Start` scheduled for attempt 1.
+fn start_with_deadline(s: &mut Supervisor) -> u64 {
+    let commands = s.handle(Event::Start);
+    match commands[..] {
+        [Command::BeginInit { attempt: 1 }, Command::Schedule {
+            token,
+            delay_ms: 30_000,
+            purpose: TimerPurpose::InitDeadline { attempt: 1 },
+        }] => token,
+        _ => panic!("{commands:?}"),
+    }
+}
+
+#[test]
+fn a_stuck_request_device_is_retried_with_backoff() {
+    let mut s = Supervisor::default();
+    let deadline = start_with_deadline(&mut s);
+    let commands = s.handle(Event::TimerFired { token: deadline });
+    assert!(
+        matches!(
+            commands[..],
+            [Command::Schedule {
+                delay_ms: 300,
+                purpose: TimerPurpose::Retry,
+                ..
+            }]
+        ),
+        "{commands:?}"
+    );
+    assert_eq!(s.state(), DeviceState::Starting);
+    assert_eq!(s.attempt_in_flight(), None);
+    // The stuck attempt answers at last: its device is not wanted.
+    assert_eq!(
+        s.handle(Event::DeviceCreated { attempt: 1 }),
+        vec![Command::Discard { attempt: 1 }]
+    );
+}
+
+#[test]
+fn a_build_that_never_finishes_ends_in_a_fallback() {
+    let mut s = Supervisor::default();
+    let deadline = start_with_deadline(&mut s);
+    s.handle(Event::DeviceCreated { attempt: 1 });
+    let commands = s.handle(Event::TimerFired { token: deadline });
+    assert_eq!(commands[0], Command::Destroy { generation: 1 });
+    assert!(
+        matches!(
+            &commands[1..],
+            [Command::ShowFallback(Fallback::InitFailed(m))] if m.contains("build")
+        ),
+        "{commands:?}"
+    );
+}
+
+#[test]
+fn a_finished_attempt_cancels_its_deadline() {
+    let mut s = Supervisor::default();
+    let deadline = start_with_deadline(&mut s);
+    s.handle(Event::DeviceCreated { attempt: 1 });
+    let commands = s.handle(Event::InitSucceeded {
+        attempt: 1,
+        generation: 1,
+    });
+    assert_eq!(
+        commands,
+        vec![
+            Command::CancelTimer { token: deadline },
+            Command::Run { generation: 1 }
+        ]
+    );
+    // A late deadline changes nothing.
+    let before = s.clone();
+    assert_eq!(s.handle(Event::TimerFired { token: deadline }), vec![]);
+    assert_eq!(s, before);
+}
+
+#[test]
+fn a_recovery_requested_during_the_first_starts_backoff_starts_at_once() {
+    let mut s = Supervisor::default();
+    h(&mut s, Event::Start);
+    h(&mut s, fail(1));
+    assert!(s.timer_pending());
+    let commands = h(&mut s, Event::RequestRecovery);
+    assert!(
+        matches!(
+            commands[..],
+            [
+                Command::CancelTimer { .. },
+                Command::BeginInit { attempt: 2 }
+            ]
+        ),
+        "{commands:?}"
+    );
+    assert_eq!(s.state(), DeviceState::Starting);
+}
+
+fn tick(last_frame_ms: u64) -> Event {
+    Event::Tick {
+        now_ms: 10_000,
+        last_frame_ms,
+        frame_pending: true,
+    }
+}
+
+#[test]
+fn a_frozen_picture_is_reported_once_then_recovered_on_a_new_device() {
+    let mut s = running();
+    assert_eq!(h(&mut s, tick(9_000)), vec![]);
+    assert_eq!(
+        h(&mut s, tick(7_500)),
+        vec![
+            Command::ReportStall {
+                generation: 1,
+                waited_ms: 2_500,
+                action: StallAction::RequestFrame
+            },
+            Command::RequestFrame { generation: 1 }
+        ]
+    );
+    // Still frozen, but not for twice the limit yet: nothing more.
+    assert_eq!(h(&mut s, tick(6_500)), vec![]);
+    let commands = h(&mut s, tick(5_000));
+    assert_eq!(
+        commands,
+        vec![
+            Command::ReportStall {
+                generation: 1,
+                waited_ms: 5_000,
+                action: StallAction::Recover
+            },
+            Command::Teardown { generation: 1 },
+            Command::BeginInit { attempt: 2 }
+        ]
+    );
+    assert_eq!(s.state(), DeviceState::Recovering);
+    assert!(!s.last_loss().unwrap().requested);
+}
+
+#[test]
+fn frames_coming_again_end_the_stall_and_a_hidden_page_never_stalls() {
+    let mut s = running();
+    assert_eq!(h(&mut s, tick(7_500)).len(), 2);
+    assert_eq!(h(&mut s, tick(9_990)), vec![]);
+    assert!(!s.stall_reported());
+    // A new stall is reported again.
+    assert_eq!(h(&mut s, tick(7_500)).len(), 2);
+    let mut hidden = running();
+    h(&mut hidden, Event::Visibility { hidden: true });
+    assert_eq!(h(&mut hidden, tick(0)), vec![]);
+}
+
+#[test]
+fn after_a_crash_everything_is_refused() {
+    let mut s = running();
+    let commands = h(
+        &mut s,
+        Event::Crashed {
+            message: "boom".into(),
+        },
+    );
+    assert_eq!(
+        commands,
+        vec![
+            Command::Teardown { generation: 1 },
+            Command::ShowFallback(Fallback::Crashed("boom".into()))
+        ]
+    );
+    assert_eq!(s.state(), DeviceState::Crashed);
+    for event in [Event::Start, Event::RequestRecovery, Event::Stop, lost(1)] {
+        assert_eq!(h(&mut s, event), vec![]);
+    }
+    assert_eq!(s.state(), DeviceState::Crashed);
 }

@@ -1,21 +1,34 @@
 //! [`DeviceHandle`]: the raw device with its lost flag and its context; all that
 //! error scopes need, so that the scope layer depends on nothing above it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use web_sys::GpuDevice;
 
 use crate::web::context::GuardContext;
 
+/// What runs when a probe finds the device lost.
+type FoundLostHook = Rc<dyn Fn()>;
+
 /// A `GPUDevice`, whether it is known to be lost, and the context it reports to.
 /// Cheap to clone (shared).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DeviceHandle {
     raw: GpuDevice,
     lost: Rc<Cell<bool>>,
     injected_loss: Rc<Cell<bool>>,
+    found_lost_hook: Rc<RefCell<Option<FoundLostHook>>>,
     context: GuardContext,
+}
+
+impl std::fmt::Debug for DeviceHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceHandle")
+            .field("lost", &self.lost.get())
+            .field("injected_loss", &self.injected_loss.get())
+            .finish_non_exhaustive()
+    }
 }
 
 impl DeviceHandle {
@@ -25,6 +38,7 @@ impl DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
             injected_loss: Rc::new(Cell::new(false)),
+            found_lost_hook: Rc::new(RefCell::new(None)),
             context,
         }
     }
@@ -47,6 +61,30 @@ impl DeviceHandle {
     /// Records that the device is lost.
     pub fn mark_lost(&self) {
         self.lost.set(true);
+    }
+
+    /// A probe found the device lost: records it and, the first time, runs the
+    /// hook set by [`Self::on_found_lost`] (the runtime's: it tells the
+    /// supervisor at once).
+    pub(crate) fn found_lost(&self) {
+        if self.lost.replace(true) {
+            return;
+        }
+        let hook = self
+            .found_lost_hook
+            .try_borrow()
+            .ok()
+            .and_then(|h| h.clone());
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
+
+    /// Sets what runs when a probe finds the device lost.
+    pub(crate) fn on_found_lost(&self, hook: impl Fn() + 'static) {
+        if let Ok(mut slot) = self.found_lost_hook.try_borrow_mut() {
+            *slot = Some(Rc::new(hook));
+        }
     }
 
     /// Records that the device's loss was injected (reported as a browser-caused

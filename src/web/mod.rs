@@ -12,6 +12,7 @@ pub mod alloc;
 mod catching;
 pub mod classify;
 pub mod context;
+pub mod crash;
 pub mod descriptors;
 pub mod device;
 pub mod encoder;

@@ -27,7 +27,7 @@ use crate::web::js::{describe, now_ms};
 use crate::web::log;
 
 #[wasm_bindgen(inline_js = "
-export function uncaptured_hooks(handler) {
+export function uncaptured_hooks(handler, orphans) {
   const kindOf = (error) => {
     if (typeof GPUValidationError !== 'undefined' && error instanceof GPUValidationError) return 1;
     if (typeof GPUOutOfMemoryError !== 'undefined' && error instanceof GPUOutOfMemoryError) return 2;
@@ -72,28 +72,42 @@ export function uncaptured_hooks(handler) {
   let held = null;
   let last = null;
   let timer = 0;
+  // Once closed, the handler may be gone: nothing calls it, and whatever is
+  // still held goes to `orphans` ([kind, first message, count] after one
+  // another), which the net reads at its next chance.
+  let closed = false;
+  // Hands one held group to the log. A negative answer: the log was busy (a
+  // drain from inside its own work, a listener removed from inside it); the
+  // group is kept for the next drain, or put in `orphans` once closed.
+  const give = (group) => {
+    if (!closed && handler(group[0], group[1], group[3]) >= 0) return;
+    if (closed) { orphans.push(group[0], group[1], group[3]); return; }
+    if (held === null) {
+      held = new Map();
+      timer = setTimeout(drain, 100);
+    }
+    // Errors of its group that arrived meanwhile (during the handler's call)
+    // are counted with it, in the group the listener now counts in.
+    const newer = held.get(group[5]);
+    if (newer === undefined) held.set(group[5], group);
+    else { newer[1] = group[1]; newer[3] += group[3]; }
+  };
   const drain = () => {
     if (timer !== 0) { clearTimeout(timer); timer = 0; }
     if (held === null) return;
     const groups = held;
     held = null;
     last = null;
-    for (const group of groups.values()) {
-      // A negative answer: the log was busy (a drain from inside its own work);
-      // the group is kept for the next drain.
-      if (handler(group[0], group[1], group[3]) < 0) {
-        if (held === null) {
-          held = new Map();
-          timer = setTimeout(drain, 100);
-        }
-        held.set(group[5], group);
-      }
-    }
+    for (const group of groups.values()) give(group);
   };
   const listener = (event) => {
     event.preventDefault();
     const error = event.error;
     const kind = kindOf(error);
+    if (closed) {
+      if (kind !== 0) orphans.push(kind, String(error.message), 1);
+      return;
+    }
     if (kind === 0) { handler(0, '', 0); return; }
     const message = String(error.message);
     if (silentUntil !== 0) {
@@ -129,16 +143,24 @@ export function uncaptured_hooks(handler) {
       }
     }
     drain();
+    // Removed by what the drain ran (a sink or a sanitizer dropping it).
+    if (closed) { orphans.push(kind, message, 1); return; }
     silentUntil = handler(kind, message, 0);
   };
-  // The listener is being removed: what it holds goes in now (kept only if the
-  // log is busy, which only a telemetry sink removing a listener can cause),
-  // and no timer is left to call a handler that is about to go.
+  // The listener is being removed: what it holds goes in now; what the log
+  // cannot take now (it is busy: a telemetry sink or a sanitizer removing the
+  // listener) goes to `orphans`, and no timer is left to call a handler that is
+  // about to go. Returns whether `orphans` holds anything.
   const close = () => {
     drain();
+    closed = true;
     if (timer !== 0) { clearTimeout(timer); timer = 0; }
+    if (held !== null) {
+      for (const group of held.values()) orphans.push(group[0], group[1], group[3]);
+    }
     held = null;
     last = null;
+    return orphans.length > 0;
   };
   return { listener, drain, close };
 }
@@ -155,8 +177,10 @@ extern "C" {
     /// until which the log is silent (0 when it is not). An error arriving before
     /// that time is only counted, by kind and quoted label; the counts go to
     /// `handler(kind, first message, count)` at the next live error, at `drain()`,
-    /// or 100 ms later.
-    fn uncaptured_hooks(handler: &js_sys::Function) -> UncapturedHooks;
+    /// or 100 ms later. Counts the handler refuses once the hooks are closed (the
+    /// log was busy), and errors that arrive after, go to `orphans` as `kind,
+    /// first message, count` triples.
+    fn uncaptured_hooks(handler: &js_sys::Function, orphans: &js_sys::Array) -> UncapturedHooks;
 
     #[wasm_bindgen(method, getter)]
     fn listener(this: &UncapturedHooks) -> js_sys::Function;
@@ -164,8 +188,10 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn drain(this: &UncapturedHooks);
 
+    /// Hands over what is held and stops calling the handler; returns whether
+    /// the orphans array holds anything.
     #[wasm_bindgen(method)]
-    fn close(this: &UncapturedHooks);
+    fn close(this: &UncapturedHooks) -> bool;
 }
 
 /// The default telemetry sink: one `console.debug` line per event (verbose level,
@@ -237,6 +263,9 @@ pub struct ErrorNet {
     installed: Rc<Cell<u32>>,
     /// The listeners' held counts, by listener.
     held: Rc<RefCell<Vec<(u32, UncapturedHooks)>>>,
+    /// Counts that removed listeners could not hand over (the log was busy):
+    /// `kind, first message, count` triples, read at the next chance.
+    orphans: js_sys::Array,
     next_listener: Rc<Cell<u32>>,
 }
 
@@ -263,6 +292,7 @@ impl ErrorNet {
             hunt: Rc::new(Cell::new(Hunt::default())),
             installed: Rc::new(Cell::new(0)),
             held: Rc::new(RefCell::new(Vec::new())),
+            orphans: js_sys::Array::new(),
             next_listener: Rc::new(Cell::new(0)),
         }
     }
@@ -270,14 +300,42 @@ impl ErrorNet {
     /// Hands the errors the listeners counted while the log was silent to the log,
     /// tagged with the current frame. Done before every reading of the counters
     /// and before a new frame starts; the listeners also do it themselves at the
-    /// next live error or 100 ms after holding one.
+    /// next live error or 100 ms after holding one. Counts that a removed
+    /// listener could not hand over (the log was busy) go in first.
     pub fn drain_held(&self) {
+        self.hand_over_orphans();
         let hooks: Vec<UncapturedHooks> = match self.held.try_borrow() {
             Ok(held) => held.iter().map(|(_, hooks)| hooks.clone()).collect(),
             Err(_) => return,
         };
         for hooks in hooks {
             hooks.drain();
+        }
+    }
+
+    /// Records the counts removed listeners left in `orphans`, tagged with the
+    /// current frame, if the log is free; what it cannot take stays for the next
+    /// chance.
+    fn hand_over_orphans(&self) {
+        let length = self.orphans.length();
+        if length < 3 || self.log.try_borrow_mut().is_err() {
+            return;
+        }
+        let entries = self.orphans.slice(0, length);
+        self.orphans.set_length(0);
+        let mut at = 0;
+        while at + 3 <= length {
+            let kind = entries.get(at).as_f64().unwrap_or(0.0) as u32;
+            let message = entries.get(at + 1).as_string().unwrap_or_default();
+            let count = entries.get(at + 2).as_f64().unwrap_or(0.0) as u32;
+            if count > 0 && self.on_uncaptured(kind, message, count) < 0.0 {
+                // Busy again (a sanitizer at work): this group and the rest wait.
+                for rest in at..length {
+                    self.orphans.push(&entries.get(rest));
+                }
+                return;
+            }
+            at += 3;
         }
     }
 
@@ -371,20 +429,24 @@ impl ErrorNet {
     }
 
     /// Reports `fault` unless it was reported already; returns it marked as
-    /// reported, so that a caller who also returns it as `Err` does not report it
-    /// twice.
+    /// reported (its related faults too), so that a caller who also returns it
+    /// as `Err` does not report it twice. Related faults are counted with it,
+    /// except those reported already; of a fault reported already, only the
+    /// related faults attached to it since (not reported yet) are reported.
     pub fn report(&self, fault: Fault) -> Fault {
-        if fault.is_reported() {
-            return fault;
-        }
-        self.record(&fault);
-        fault.mark_reported()
+        self.report_ref(&fault);
+        mark_reported(fault)
     }
 
-    /// Reports a borrowed fault unless it was reported already.
+    /// Reports a borrowed fault unless it was reported already (and, of one
+    /// reported already, the related faults not reported yet).
     pub fn report_ref(&self, fault: &Fault) {
         if !fault.is_reported() {
             self.record(fault);
+        } else {
+            for other in &fault.related {
+                self.report_ref(other);
+            }
         }
     }
 
@@ -431,7 +493,7 @@ impl ErrorNet {
         // classifies the error, then makes one call into WebAssembly with the
         // kind and the message; while the log is silent it only counts (a storm
         // brings a thousand events a second).
-        let hooks = uncaptured_hooks(handler.as_ref().unchecked_ref());
+        let hooks = uncaptured_hooks(handler.as_ref().unchecked_ref(), &self.orphans);
         let listener = hooks.listener();
         let installed = device
             .add_event_listener_with_callback("uncapturederror", &listener)
@@ -452,7 +514,8 @@ impl ErrorNet {
             listener,
             hooks,
             id,
-            net: installed.then(|| self.clone()),
+            net: self.clone(),
+            installed,
             _handler: handler,
         }
     }
@@ -461,6 +524,10 @@ impl ErrorNet {
     /// log was silent. Returns the time until which the log is silent, 0 if it
     /// is not.
     fn on_uncaptured(&self, kind: u32, message: String, held: u32) -> f64 {
+        // What removed listeners left goes in before a live error.
+        if held == 0 {
+            self.hand_over_orphans();
+        }
         let started = now_ms();
         let kind = match kind {
             1 => FaultKind::Validation,
@@ -471,6 +538,11 @@ impl ErrorNet {
                 return 0.0;
             }
         };
+        // Held counts the log cannot take now stay where they are held,
+        // untouched (nothing about them is recorded twice).
+        if held > 0 && self.log.try_borrow_mut().is_err() {
+            return -1.0;
+        }
         let frame = self.frame.get();
         self.last_uncaptured_frame.set(Some(frame));
         let mut hunt = self.hunt.get();
@@ -495,7 +567,7 @@ impl ErrorNet {
                 write(line);
                 silent_until
             }
-            // Held counts stay in the listener until the log is free again.
+            // Held counts stay where they are held until the log is free again.
             Err(_) if held > 0 => return -1.0,
             Err(_) => {
                 self.count_reentrant();
@@ -506,6 +578,16 @@ impl ErrorNet {
             .set(self.handler_us.get() + (now_ms() - started) * 1000.0);
         silent_until
     }
+}
+
+/// `fault` and the faults related to it, marked as reported.
+fn mark_reported(fault: Fault) -> Fault {
+    let mut fault = fault.mark_reported();
+    fault.related = std::mem::take(&mut fault.related)
+        .into_iter()
+        .map(mark_reported)
+        .collect();
+    fault
 }
 
 fn write(line: Option<Line>) {
@@ -524,8 +606,10 @@ pub struct NetListener {
     listener: js_sys::Function,
     hooks: UncapturedHooks,
     id: u32,
-    /// The net it counts in, when installed.
-    net: Option<ErrorNet>,
+    /// The net it counts in.
+    net: ErrorNet,
+    /// Whether the listener was installed (and counted in `net`).
+    installed: bool,
     _handler: Closure<dyn Fn(u32, String, u32) -> f64>,
 }
 
@@ -540,13 +624,21 @@ impl Drop for NetListener {
         let _ = self
             .device
             .remove_event_listener_with_callback("uncapturederror", &self.listener);
-        // What it held is handed over before its handler goes.
-        self.hooks.close();
-        if let Some(net) = &self.net {
+        // What it held is handed over before its handler goes; what the log
+        // could not take (it was busy: a sink or a sanitizer dropped this guard)
+        // waits in the net's orphans, handed over at the net's next reading or
+        // record, and by itself as soon as the work under way is done.
+        let orphaned = self.hooks.close();
+        let net = &self.net;
+        if self.installed {
             net.installed.set(net.installed.get().saturating_sub(1));
             if let Ok(mut held) = net.held.try_borrow_mut() {
                 held.retain(|(id, _)| *id != self.id);
             }
+        }
+        if orphaned {
+            let net = net.clone();
+            wasm_bindgen_futures::spawn_local(async move { net.drain_held() });
         }
     }
 }

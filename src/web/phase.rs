@@ -38,11 +38,11 @@ impl GuardedDevice {
             ..Origin::default()
         };
         if self.level() == DiagnosticsLevel::Off {
-            return work().map_err(|f| self.report(tag_fault(f, &origin)));
+            return run_catching(work).map_err(|f| self.report(tag_fault(f, &origin)));
         }
         let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
         self.enter_phase();
-        let result = work();
+        let result = run_catching(work);
         self.leave_phase();
         let mut sets = vec![scopes.close_probed()];
         let outermost = !self.in_phase();
@@ -87,5 +87,37 @@ impl GuardedDevice {
                 Err(self.report(first.with_related(faults)))
             }
         }
+    }
+}
+
+/// Runs `work` through the crash trampoline: a JavaScript exception thrown
+/// through WebAssembly (a raw binding that does not catch) becomes an
+/// [`FaultKind::Exception`] and the phase's scopes still pop; after a panic the
+/// fault says the application crashed.
+fn run_catching<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
+    let mut work = Some(work);
+    let mut result = None;
+    let thrown = crate::web::crash::catching(&mut || {
+        if let Some(work) = work.take() {
+            result = Some(work());
+        }
+    });
+    match (thrown, result) {
+        (Ok(()), Some(result)) => result,
+        (Err(thrown), _) if crate::web::crash::crashed() => Err(Fault::new(
+            FaultKind::Exception,
+            format!(
+                "the application crashed inside the phase: {}",
+                crate::web::js::describe(&thrown)
+            ),
+        )),
+        (Err(thrown), _) => Err(Fault::new(
+            FaultKind::Exception,
+            format!(
+                "the phase threw (a raw web-sys call that does not catch?): {}",
+                crate::web::js::describe(&thrown)
+            ),
+        )),
+        (Ok(()), None) => Err(Fault::new(FaultKind::Exception, "the phase never ran")),
     }
 }

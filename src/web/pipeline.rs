@@ -1,5 +1,8 @@
 //! Pipelines created with the async variants; a rejected `GPUPipelineError`
-//! becomes a fault naming the pipeline, never swallowed.
+//! becomes a fault naming the pipeline, never swallowed: a pipeline dropped
+//! before it was finished (a `?` between two starts, a cancelled future) still
+//! hands its rejection to the fault sink, and none is ever an unhandled
+//! rejection.
 
 use std::marker::PhantomData;
 
@@ -16,10 +19,18 @@ use crate::web::js::{describe, enum_str};
 
 /// A pipeline being compiled. Start several, then [`PendingPipeline::finish`] each:
 /// they compile in parallel.
+///
+/// Dropped unfinished (a `?` between two starts, a future cancelled while it
+/// finished one), it lets the creation settle on its own: a rejection still
+/// reaches the fault sink, once, and never the page as an unhandled
+/// rejection; a pipeline created meanwhile is let go.
 #[must_use = "a pipeline is only counted once finished"]
 #[derive(Debug)]
 pub struct PendingPipeline<T> {
     promise: js_sys::Promise,
+    /// Whether `finish` has read the promise's outcome (dropped before that, the
+    /// creation is detached).
+    settled: bool,
     label: String,
     device: GuardedDevice,
     kind: PhantomData<T>,
@@ -42,9 +53,14 @@ fn pipeline_fault(label: &str, error: &JsValue) -> Fault {
 }
 
 impl<T: GpuResource + JsCast> PendingPipeline<T> {
-    /// Awaits the pipeline and counts it.
-    pub async fn finish(self) -> Result<Tracked<T>, Fault> {
-        match wasm_bindgen_futures::JsFuture::from(self.promise).await {
+    /// Awaits the pipeline and counts it. A rejection is reported to the fault
+    /// sink (once) and returned.
+    pub async fn finish(mut self) -> Result<Tracked<T>, Fault> {
+        // `self` stays in the future until the outcome is read: cancelled
+        // before that, its `Drop` detaches the creation.
+        let answer = crate::web::wait::settled(&self.promise).await;
+        self.settled = true;
+        match answer {
             Ok(value) => {
                 let pipeline: T = value.unchecked_into();
                 Ok(Tracked::register(
@@ -56,6 +72,25 @@ impl<T: GpuResource + JsCast> PendingPipeline<T> {
             }
             Err(error) => Err(self.device.report(pipeline_fault(&self.label, &error))),
         }
+    }
+}
+
+impl<T> Drop for PendingPipeline<T> {
+    /// An unfinished pipeline is detached the way unawaited pops are
+    /// ([`crate::web::scope::PendingPops::detach`]): its promise is observed now,
+    /// and a rejection goes to the fault sink when it comes.
+    fn drop(&mut self) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        let settling = crate::web::wait::settled(&self.promise);
+        let label = std::mem::take(&mut self.label);
+        crate::web::scope::detach_to(self.device.net().clone(), async move {
+            match settling.await {
+                Ok(_) => Vec::new(),
+                Err(error) => vec![pipeline_fault(&label, &error)],
+            }
+        });
     }
 }
 
@@ -72,6 +107,7 @@ impl GuardedDevice {
                 .raw()
                 .create_render_pipeline_async(desc)
                 .unchecked_into(),
+            settled: false,
             label: label.to_string(),
             device: self.clone(),
             kind: PhantomData,
@@ -90,6 +126,7 @@ impl GuardedDevice {
                 .raw()
                 .create_compute_pipeline_async(desc)
                 .unchecked_into(),
+            settled: false,
             label: label.to_string(),
             device: self.clone(),
             kind: PhantomData,

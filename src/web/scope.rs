@@ -13,6 +13,11 @@
 //! nothing: the pops settle anyway, what they caught goes to the fault sink and
 //! a device found lost is marked lost.
 //!
+//! What an awaited set caught reaches the fault sink by itself too, once: the
+//! [`ScopeOutcome`] hands it over when dropped, unless the caller took it with
+//! [`ScopeOutcome::into_fault`] (see there). The library's own waits (phases,
+//! shader creation) report what they catch themselves, as one fault.
+//!
 //! Phases, frames, per-call tracking, the out-of-memory ladder and shader creation
 //! all use it. Pushing and popping happen in one JavaScript call each and never
 //! throw into Rust; a pop on an empty stack rejects, and that rejection is always
@@ -22,14 +27,20 @@
 //! A pop on a lost device resolves to null, exactly like a clean pop. An awaited
 //! pop is therefore classified only once the device's state is known, through a
 //! liveness probe: a deliberately invalid call whose error comes back only if the
-//! device was alive when the pops were answered. A set popped to be awaited
-//! ([`ScopeSet::pop`], phases, the ladder, shader creation) issues the probe's
-//! call inside its own validation scope, just before popping it: one pop answers
-//! both questions (a real error caught there comes first and proves the device
-//! alive too; the probe's own error is recognised and dropped). Pops closed
-//! without it, or not popped last, get a separate probe (a scope of its own
-//! around the same call) issued after every pop; so does a folded pop that
-//! reads null or rejects, so that only a separate probe judges a device lost.
+//! device was alive when the pops were answered. The probe always has a
+//! validation scope of its own, pushed just for it and popped right after the
+//! call, so no other scope (the set's, another set's, an application's) ever
+//! sees its error, and that error is never read: on a live device the probe's
+//! pop resolves to an error, on a lost one to null, whatever the engine's
+//! wording (WebKit's messages are the same generic text for every error). A
+//! set popped to be awaited ([`ScopeSet::pop`], phases, the ladder, shader
+//! creation) carries its probe: the probe's push, call and pop follow the
+//! set's own pops in the same JavaScript call (one extra push/pop pair), and
+//! its pop is settled together with theirs. Sets awaited together are vouched
+//! for by the probe of the set popped last; sets without one get a separate
+//! probe issued after every pop; and a carried probe that reads null or rejects
+//! gets a second, separate probe, so that only a probe issued after it judges a
+//! device lost.
 
 use std::cell::Cell;
 
@@ -41,6 +52,7 @@ use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::classify::to_fault;
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
+use crate::web::net::ErrorNet;
 
 #[wasm_bindgen(inline_js = r#"
 let NAMES = [];
@@ -55,24 +67,30 @@ export function guard_push(device, mask) {
   }
   return pushed;
 }
-// The liveness probe: a sampler no engine accepts, with a clamp no real
-// application sets, recognised by that number in its error message (Dawn's
-// message names the label, wgpu's only the value).
+// The liveness probe: a sampler no engine accepts (a negative lodMinClamp),
+// provoked in a validation scope of its own, pushed just for it and popped
+// right after it: that pop resolves to the probe's error on a live device and
+// to null on a lost one. The error's text is never read (engines word it
+// differently; WebKit's is "Validation failure." for every error), and no
+// other scope ever sees it: pushed last, the probe's scope is the nearest
+// validation scope whatever else is open.
 const PROBE = { label: 'webgpu-guard liveness probe', lodMinClamp: -31337 };
-function isProbe(error) {
-  const message = error && typeof error.message === 'string' ? error.message.toLowerCase() : '';
-  return message.includes('-31337') && message.includes('lod');
+const ignore = () => {};
+// Pushes the probe's scope, provokes its error and pops it. Returns the pop, or
+// null when the push, the call or the pop threw (it would prove nothing).
+function probe_pop(device) {
+  try { device.pushErrorScope('validation'); } catch (e) { return null; }
+  let threw = false;
+  try { device.createSampler(PROBE); } catch (e) { threw = true; }
+  let pop;
+  try { pop = device.popErrorScope(); } catch (e) { return null; }
+  if (threw) { pop.then(ignore, ignore); return null; }
+  return pop;
 }
-// Pops the scopes of `mask` in reverse order. With `probe`, the probe's invalid
-// call is issued first, inside the set's validation scope (errors go to the
-// nearest scope of their filter), and the array's `probed` is the validation
-// pop's place in it.
+// Pops the scopes of `mask` in reverse order. With `probe`, the liveness probe
+// follows them in its own scope (`probe_pop`), its pop kept apart as the
+// array's `probe`: issued after the set's pops, it is answered after them.
 export function guard_pop(device, mask, probe) {
-  const validation = NAMES.indexOf('validation');
-  let probed = false;
-  if (probe && validation >= 0 && (mask & (1 << validation))) {
-    try { device.createSampler(PROBE); probed = true; } catch (e) { probed = false; }
-  }
   const pops = [];
   for (let i = NAMES.length - 1; i >= 0; i--) {
     if (mask & (1 << i)) {
@@ -82,67 +100,62 @@ export function guard_pop(device, mask, probe) {
     }
   }
   pops.reverse();
-  if (probed) {
-    // The validation pop's place among the pops (push order).
-    let place = 0;
-    for (let i = 0; i < validation; i++) if (mask & (1 << i)) place++;
-    pops.probed = place;
+  if (probe) {
+    const p = probe_pop(device);
+    if (p !== null) pops.probe = p;
   }
   return pops;
 }
-// A probe in a scope of its own. A push that throws proves nothing (false); a
-// creation that throws still pops the scope it pushed.
+// A probe issued on its own, resolved to whether the device is alive now. A
+// push or a call that throws proves nothing (false).
 function guard_probe(device) {
-  try {
-    device.pushErrorScope('validation');
-  } catch (e) {
-    return Promise.resolve(false);
-  }
-  let threw = false;
-  try { device.createSampler(PROBE); } catch (e) { threw = true; }
-  let pop;
-  try { pop = device.popErrorScope(); } catch (e) { return Promise.resolve(false); }
-  return pop.then((e) => !threw && e !== null && e !== undefined, () => false);
+  const pop = probe_pop(device);
+  if (pop === null) return Promise.resolve(false);
+  return pop.then((e) => e !== null && e !== undefined, () => false);
 }
 // Settles every pop of `batches` together. `probeDevice`: the device's
-// liveness is wanted. `folded`: the batch whose validation pop carries the probe
-// and was popped last of all, or -1; without one (or if that pop rejected), a
-// separate probe is issued after every pop. A probe's own error is never
-// handed back, whichever pop caught it. Resolves to `alive` (a boolean) when
-// no pop caught a real error or rejected, else to [alive, then (index,
-// fulfilled, value) for each that did]. One reaction per pop.
+// liveness is wanted. `folded`: the batch popped last of all, whose own probe
+// (if it carries one) vouches for every pop; without it, a separate probe is
+// issued after every pop. Probes are never among the pops handed back.
+// Resolves to `alive` (a boolean) when no pop caught an error or rejected,
+// else to [alive, then (index, fulfilled, value) for each that did]. One
+// reaction per pop.
 export function guard_settle(batches, probeDevice, folded) {
   const promises = [];
-  let foldedAt = -1;
   for (let b = 0; b < batches.length; b++) {
     const batch = batches[b];
-    if (b === folded && probeDevice && typeof batch.probed === 'number') {
-      foldedAt = promises.length + batch.probed;
-    }
     for (let i = 0; i < batch.length; i++) promises.push(batch[i]);
   }
   const count = promises.length;
-  const separate = !!probeDevice && foldedAt < 0;
+  let carried = false;
+  for (let b = 0; b < batches.length; b++) {
+    const probe = batches[b].probe;
+    if (probe === undefined) continue;
+    if (b === folded && probeDevice) {
+      promises.push(probe);
+      carried = true;
+    } else {
+      // Not read: observed all the same, never an unhandled rejection.
+      probe.then(ignore, ignore);
+    }
+  }
+  const separate = !!probeDevice && !carried;
   if (separate) promises.push(guard_probe(probeDevice));
   return new Promise((resolve) => {
     const fulfilled = new Array(promises.length);
     const values = new Array(promises.length);
     let left = promises.length;
     const done = () => {
-      let alive = separate ? values[count] === true : false;
-      let foldedRejected = false;
+      let alive = false;
+      if (separate) alive = values[count] === true;
+      else if (carried) {
+        alive = fulfilled[count] === true && values[count] !== null && values[count] !== undefined;
+      }
       let out = null;
       for (let i = 0; i < count; i++) {
         const ok = fulfilled[i];
         const value = values[i];
         const caught = ok && value !== null && value !== undefined;
-        if (i === foldedAt) {
-          if (ok) alive = caught;
-          else foldedRejected = true;
-        }
-        // Wherever it landed (sets closed out of order send it to another
-        // set's validation scope), the probe's error is never a fault.
-        if (caught && isProbe(value)) continue;
         if (!ok || caught) {
           if (out === null) out = [false];
           out.push(i, ok, value);
@@ -152,11 +165,10 @@ export function guard_settle(batches, probeDevice, folded) {
         if (out === null) resolve(alive);
         else { out[0] = alive; resolve(out); }
       };
-      // A rejected folded pop proves nothing, and neither does a null one on its
-      // own: sets closed out of order (an inner set still open) send the
-      // probe's error to another scope. A separate probe, issued now, decides
-      // (a device alive now was alive then); only the loss path pays it.
-      if (foldedRejected || (foldedAt >= 0 && !alive)) guard_probe(probeDevice).then(finish);
+      // A carried probe that reads null or rejects does not judge the device
+      // lost on its own: a second probe, issued now, decides (a device alive
+      // now was alive then); only the loss path pays it.
+      if (carried && !alive) guard_probe(probeDevice).then(finish);
       else finish(alive);
     };
     if (left === 0) { done(); return; }
@@ -179,11 +191,11 @@ extern "C" {
     fn guard_push(device: &web_sys::GpuDevice, mask: u32) -> u32;
     fn guard_pop(device: &web_sys::GpuDevice, mask: u32, probe: bool) -> js_sys::Array;
     /// Settles every pop of `batches` (arrays of pops) together. With
-    /// `probe_device`, liveness is read from the probe folded into batch `folded`
+    /// `probe_device`, liveness is read from the probe carried by batch `folded`
     /// (popped last of all), or from a separate probe issued after every pop when
-    /// `folded` is -1. Resolves to `alive` when nothing was caught, else to
-    /// `[alive, then (index, fulfilled, value) for each pop that caught a real
-    /// error or rejected]`.
+    /// `folded` is -1 or carries none. Resolves to `alive` when nothing was
+    /// caught, else to `[alive, then (index, fulfilled, value) for each pop that
+    /// caught an error or rejected]`; probes are never among them.
     fn guard_settle(
         batches: &js_sys::Array,
         probe_device: Option<&web_sys::GpuDevice>,
@@ -344,10 +356,16 @@ impl ScopeSet {
         self.close_with(false)
     }
 
-    /// Pops every scope now, with the liveness probe's call issued inside the
-    /// validation scope first: for pops about to be awaited.
+    /// Pops every scope now, then issues the liveness probe in a validation
+    /// scope of its own: for pops about to be awaited.
+    ///
+    /// For the library's own waits (phases, shader creation), which hand what
+    /// the pops catch to the fault sink themselves: their outcomes owe it
+    /// nothing (see `PendingPops::forwarded`).
     pub(crate) fn close_probed(self) -> PendingPops {
-        self.close_with(true)
+        let mut pops = self.close_with(true);
+        pops.forwarded = true;
+        pops
     }
 
     fn close_with(mut self, probe: bool) -> PendingPops {
@@ -360,9 +378,10 @@ impl ScopeSet {
         )
     }
 
-    /// Pops and awaits.
+    /// Pops and awaits. What the scopes caught reaches the fault sink once, by
+    /// itself (see [`ScopeOutcome`]).
     pub async fn pop(self) -> ScopeOutcome {
-        self.close_probed().wait().await
+        self.close_with(true).wait().await
     }
 
     /// Pops every scope now, without awaiting and without allocating: each caught
@@ -400,10 +419,16 @@ pub struct PendingPops {
     origin: Origin,
     /// When the pops were issued, among every set of this thread.
     sequence: u64,
-    /// Whether the probe's call was asked for inside the validation scope.
+    /// Whether the liveness probe was asked for after the pops.
     probed: bool,
     /// Whether a settle has taken the pops (dropped before that, they detach).
     taken: bool,
+    /// Whether whoever awaits the pops hands what they catch to the fault sink
+    /// itself: the library's own waits (a phase with the per-call pops it
+    /// collected, shader creation) and [`pop_unmatched`] (whose rejection is its
+    /// answer). A wait holding such a set hands back outcomes that owe the
+    /// fault sink nothing.
+    forwarded: bool,
 }
 
 thread_local! {
@@ -421,7 +446,7 @@ fn next_sequence() -> u64 {
 impl PendingPops {
     fn pop(device: &DeviceHandle, mask: u32, origin: Origin, probe: bool) -> Self {
         ensure_filters();
-        let probed = probe && mask & Filter::Validation.bit() != 0 && !device.is_lost();
+        let probed = probe && !device.is_lost();
         let promises = guard_pop(device.raw(), mask, probed);
         PendingPops {
             device: device.clone(),
@@ -431,10 +456,12 @@ impl PendingPops {
             sequence: next_sequence(),
             probed,
             taken: false,
+            forwarded: false,
         }
     }
 
-    /// Awaits the pops (with the liveness probe).
+    /// Awaits the pops (with the liveness probe). What they caught reaches the
+    /// fault sink once, by itself (see [`ScopeOutcome`]).
     pub async fn wait(self) -> ScopeOutcome {
         wait_all(vec![self])
             .await
@@ -445,7 +472,13 @@ impl PendingPops {
     /// Lets the pops settle on their own; what they caught goes to the fault sink.
     pub fn detach(self) {
         let net = self.device.context().net().clone();
-        self.detach_with(move |outcome| outcome.report_to(&net));
+        detach_to(net, async move {
+            settle(vec![self], false)
+                .await
+                .into_iter()
+                .flat_map(|outcome| outcome.faults)
+                .collect()
+        });
     }
 
     /// Lets the pops settle on their own and hands the outcome to `then` (without
@@ -476,12 +509,39 @@ impl Drop for PendingPops {
             sequence: self.sequence,
             probed: self.probed,
             taken: false,
+            forwarded: self.forwarded,
         }
         .detach();
     }
 }
 
+/// Lets `settling` run to its end on its own and hands the faults it yields to
+/// `net`: how the library lets go of GPU work that may still fail and that
+/// nobody awaits any more (pops dropped or detached, a pipeline dropped
+/// unfinished). `settling` observes its promises by its first poll at the
+/// latest (a microtask away), so that no rejection goes unhandled.
+pub(crate) fn detach_to(
+    net: ErrorNet,
+    settling: impl std::future::Future<Output = Vec<Fault>> + 'static,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        for fault in settling.await {
+            net.report_ref(&fault);
+        }
+    });
+}
+
 /// What one set of pops caught.
+///
+/// An outcome awaited through [`ScopeSet::pop`], [`PendingPops::wait`] or
+/// [`wait_all`] owes what it caught to the device's fault sink and hands it
+/// over by itself, once, when it is dropped: nobody has to forward it. Its
+/// `faults` are marked reported meanwhile, so that a caller who forwards them
+/// as well (reports them, returns one as `Err`) does not count them twice.
+/// Only [`ScopeOutcome::into_fault`] takes them out of that duty: the fault it
+/// returns is the caller's. The library's own waits (phases, shader creation)
+/// report what they catch themselves, as one fault naming the phase or module.
+#[must_use = "what the scopes caught goes to the fault sink when the outcome is dropped: read it first"]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScopeOutcome {
     /// The errors caught (at most one per filter, in push order) and the
@@ -490,6 +550,59 @@ pub struct ScopeOutcome {
     /// Whether the device was lost by the time the pops were answered: a lost
     /// device's pops resolve to null, which is then *not* a sign of success.
     pub device_lost: bool,
+    /// What the outcome still owes the fault sink.
+    owed: Owed,
+}
+
+/// The faults an awaited outcome owes its fault sink, handed over when it is
+/// dropped. A clone owes nothing (the original does), and outcomes compare
+/// equal whatever they owe.
+#[derive(Default)]
+struct Owed(Option<(ErrorNet, Vec<Fault>)>);
+
+impl Clone for Owed {
+    fn clone(&self) -> Self {
+        Owed(None)
+    }
+}
+
+impl PartialEq for Owed {
+    fn eq(&self, _: &Owed) -> bool {
+        true
+    }
+}
+
+impl Eq for Owed {}
+
+impl std::fmt::Debug for Owed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some((_, faults)) => write!(f, "owes the fault sink {}", faults.len()),
+            None => f.write_str("owes nothing"),
+        }
+    }
+}
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        if let Some((net, faults)) = self.0.take() {
+            for fault in &faults {
+                net.report_ref(fault);
+            }
+        }
+    }
+}
+
+/// `fault` again, not marked reported (a fault handed back to the caller).
+fn unreported(fault: Fault) -> Fault {
+    if !fault.is_reported() {
+        return fault;
+    }
+    let mut fresh = Fault::without_hint(fault.kind, fault.message);
+    fresh.origin = fault.origin;
+    fresh.hint = fault.hint;
+    fresh.related = fault.related.into_iter().map(unreported).collect();
+    fresh
 }
 
 impl ScopeOutcome {
@@ -497,8 +610,22 @@ impl ScopeOutcome {
         ScopeOutcome::default()
     }
 
+    /// Makes the outcome owe what it caught to `net`, handed over when it is
+    /// dropped (an awaited outcome that nobody forwards); its faults are marked
+    /// reported meanwhile.
+    fn owed_to(mut self, net: &ErrorNet) -> Self {
+        if !self.faults.is_empty() {
+            self.owed = Owed(Some((net.clone(), self.faults.clone())));
+            self.faults = std::mem::take(&mut self.faults)
+                .into_iter()
+                .map(Fault::mark_reported)
+                .collect();
+        }
+        self
+    }
+
     /// Hands every fault caught to `net` (what nobody awaits goes there).
-    fn report_to(&self, net: &crate::web::net::ErrorNet) {
+    fn report_to(&self, net: &ErrorNet) {
         for fault in &self.faults {
             net.report_ref(fault);
         }
@@ -517,7 +644,20 @@ impl ScopeOutcome {
     /// One fault for the whole set: the first caught, with the others as related;
     /// a [`FaultKind::DeviceLost`] fault when nothing was caught on a lost device;
     /// `None` when clean.
+    ///
+    /// The faults are the caller's from here: an awaited outcome no longer hands
+    /// them to the fault sink, and the fault comes back not marked reported, to
+    /// return as `Err` (the runtime reports it) or to report. (The out-of-memory
+    /// ladder takes them this way: a size that does not fit is a warning, not an
+    /// error, when a smaller one does.)
+    #[must_use = "the fault is the caller's: return it as `Err` or report it"]
     pub fn into_fault(mut self) -> Option<Fault> {
+        if self.owed.0.take().is_some() {
+            self.faults = std::mem::take(&mut self.faults)
+                .into_iter()
+                .map(unreported)
+                .collect();
+        }
         if self.device_lost {
             self.faults.insert(
                 0,
@@ -536,7 +676,8 @@ impl ScopeOutcome {
 }
 
 /// Pops a scope that was never pushed: resolves to a [`FaultKind::ScopeStack`]
-/// fault when the stack is balanced. For tests that prove balance.
+/// fault when the stack is balanced. For tests that prove balance: awaited, the
+/// fault (the expected answer) is not handed to the fault sink.
 pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
     let device = device.as_ref();
     let promise: js_sys::Promise = device.raw().pop_error_scope().unchecked_into();
@@ -548,18 +689,32 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
         sequence: next_sequence(),
         probed: false,
         taken: false,
+        forwarded: true,
     }
 }
 
 /// Awaits many sets of pops as one: one settle with one liveness probe for the
 /// batch, not one await per pop. Sets of different devices are settled device
-/// by device, each with its own probe.
+/// by device, each with its own probe. What they caught reaches each device's
+/// fault sink once, by itself (see [`ScopeOutcome`]).
 pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
+    // The library's own waits hand what they catch to the fault sink
+    // themselves: a wait holding a set closed for one (a phase's, with the
+    // per-call pops it collected) owes it nothing.
+    let forwarded = sets.iter().any(|set| set.forwarded);
     let one_device = sets
         .windows(2)
         .all(|pair| pair[0].device.same_device(&pair[1].device));
     if one_device {
-        return settle(sets, true).await;
+        let net = sets.first().map(|set| set.device.context().net().clone());
+        let outcomes = settle(sets, true).await;
+        return match net {
+            Some(net) if !forwarded => outcomes
+                .into_iter()
+                .map(|outcome| outcome.owed_to(&net))
+                .collect(),
+            _ => outcomes,
+        };
     }
     let count = sets.len();
     let mut groups: Vec<Vec<(usize, PendingPops)>> = Vec::new();
@@ -586,7 +741,11 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
     }
     std::mem::take(&mut concluded.outcomes)
         .into_iter()
-        .map(|outcome| outcome.map(|(outcome, _)| outcome).unwrap_or_default())
+        .map(|outcome| match outcome {
+            Some((outcome, net)) if !forwarded => outcome.owed_to(&net),
+            Some((outcome, _)) => outcome,
+            None => ScopeOutcome::empty(),
+        })
         .collect()
 }
 
@@ -594,7 +753,7 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
 /// device's net. Dropped before they were handed back (the wait was
 /// cancelled), their faults go to the nets.
 struct Concluded {
-    outcomes: Vec<Option<(ScopeOutcome, crate::web::net::ErrorNet)>>,
+    outcomes: Vec<Option<(ScopeOutcome, ErrorNet)>>,
 }
 
 impl Drop for Concluded {
@@ -618,7 +777,7 @@ async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
         batches.push(&set.promises);
     }
     // The probe is answered with its error only if the device was alive when the
-    // pops before it were answered: the one folded into the set popped last
+    // pops before it were answered: the one carried by the set popped last
     // vouches for every set, else a separate one is issued after every pop.
     let probed = probe && !device.is_lost();
     let last = sets
@@ -702,13 +861,16 @@ impl Settle {
                     .map(|_| ScopeOutcome {
                         faults: vec![fault.clone()],
                         device_lost: device.is_lost(),
+                        owed: Owed::default(),
                     })
                     .collect();
             }
         };
         let alive = if probed { verdict } else { !device.is_lost() };
         if !alive && probe {
-            device.mark_lost();
+            // Found lost by the probe: whoever runs the device is told now, not
+            // when (or whether) `lost` resolves.
+            device.found_lost();
         }
         // Only the pops that caught something or rejected come back, by index.
         let mut caught = Vec::new();
@@ -745,6 +907,7 @@ impl Settle {
                 ScopeOutcome {
                     faults,
                     device_lost: probe && !alive,
+                    owed: Owed::default(),
                 }
             })
             .collect()

@@ -2,6 +2,8 @@
 //! reachable from JavaScript converts its arguments to these shapes first and
 //! answers a wrong or missing argument with one usage line, changing nothing.
 
+use webgpu_guard::chaos::{Injection, INJECTION_USAGE};
+
 /// A value as it came from JavaScript, reduced to what the checks need.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arg {
@@ -103,9 +105,47 @@ pub fn count(function: &str, name: &str, arg: &Arg, min: u64, max: u64) -> Resul
     }
 }
 
+/// A checked `gpuInject(spec)`: the spec as [`Injection::parse`] reads it, its
+/// numbers within their bounds. Every refusal is one line that starts with
+/// [`INJECTION_USAGE`], so the console can show it as it is.
+pub fn injection(spec: &Arg) -> Result<Injection, String> {
+    match spec {
+        Arg::Text(text) => Injection::parse(text),
+        other => Err(format!("{INJECTION_USAGE}; got {}", other.describe())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn injections_are_checked_and_refused_with_the_usage_line() {
+        assert_eq!(
+            injection(&Arg::Text("storm:1000:500".into())),
+            Ok(Injection::Storm {
+                per_second: 1000,
+                for_ms: 500
+            })
+        );
+        for bad in [
+            Arg::Text("storm:4294967295:1000".into()),
+            Arg::Text("storm:1e9:1e9".into()),
+            Arg::Text("lose-after-frames:0".into()),
+            Arg::Number(3.0),
+            Arg::Missing,
+            Arg::Other("null".into()),
+        ] {
+            let error = injection(&bad).unwrap_err();
+            assert!(error.starts_with(INJECTION_USAGE), "{error}");
+            assert!(!error[INJECTION_USAGE.len()..].contains("usage"), "{error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+        assert_eq!(
+            injection(&Arg::Number(3.0)).unwrap_err(),
+            format!("{INJECTION_USAGE}; got the number 3")
+        );
+    }
 
     #[test]
     fn the_camera_refuses_what_is_not_a_finite_number() {

@@ -377,15 +377,14 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
 
     let r = runtime.clone();
     let inject_any = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |spec: JsValue| {
-        let Some(text) = spec.as_string() else {
-            return JsValue::from_str(&format!(
-                "usage: gpuInject(spec) with spec one of {} (e.g. \"oom-in-build:3\", \"storm:1000:500\")",
-                Injection::KINDS.join(", ")
-            ));
-        };
-        match Injection::parse(&text).and_then(|injection| r.inject(injection)) {
-            Ok(()) => JsValue::TRUE,
-            Err(message) => JsValue::from_str(&format!("usage: gpuInject: {message}")),
+        // A bad spec gets the usage line and changes nothing; a refusal of the
+        // runtime (no running device) is said as it is.
+        match console_args::injection(&arg(&spec)) {
+            Ok(injection) => match r.inject(injection) {
+                Ok(()) => JsValue::TRUE,
+                Err(message) => JsValue::from_str(&format!("gpuInject: {message}")),
+            },
+            Err(usage) => JsValue::from_str(&usage),
         }
     });
     expose("gpuInject", inject_any.as_ref().unchecked_ref());

@@ -1,21 +1,68 @@
 //! One init attempt: `navigator.gpu` -> adapter -> device -> loss watcher and net
 //! (armed before the canvas is configured: a device can arrive already lost) ->
 //! canvas -> the application's resources. Every step's failure is an
-//! [`InitFailure`] naming the step; nothing throws through WebAssembly. Each step
-//! reports to the supervisor and goes on only as it says: an attempt that was
-//! superseded or stopped meanwhile destroys its device and reports nothing.
+//! [`InitFailure`] naming the step; nothing throws through WebAssembly (the
+//! application's `build` is polled through the crash trampoline). The attempt
+//! takes no decision: it parks what it made (the device, then the built
+//! resources) and reports; `carry_out` adopts, runs or discards what was parked,
+//! as the supervisor says. An attempt that was superseded or stopped meanwhile
+//! finds its device gone and ends quietly.
 
 use std::rc::{Rc, Weak};
 
-use crate::supervisor::{Command, Event, InitFailure};
+use wasm_bindgen::JsValue;
+
+use crate::fault::{Fault, FaultKind};
+use crate::supervisor::{Event, InitFailure};
+use crate::web::crash;
 use crate::web::device::GuardedDevice;
 use crate::web::init::{self, Gpu};
 use crate::web::js::now_ms;
 use crate::web::lost::watch_lost;
 
-use super::{App, InitTimings, Initializing, Inner, Live};
+use super::{App, Arrival, Built, InitTimings, Inner};
+
+/// What became of the device an attempt parked.
+enum Verdict {
+    Adopted(GuardedDevice, u64),
+    Gone,
+    Pending,
+}
+
+/// Lets the other queued work run once (a resolved promise's reaction).
+async fn yield_now() {
+    let _ =
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
+}
 
 impl<A: App> Inner<A> {
+    fn verdict(this: &Rc<Self>, attempt: u64) -> Verdict {
+        let parked = this
+            .arrivals
+            .try_borrow()
+            .map(|a| a.iter().any(|a| a.attempt == attempt))
+            .unwrap_or(false);
+        if parked {
+            return Verdict::Pending;
+        }
+        match this.initializing.try_borrow().ok().and_then(|slot| {
+            slot.as_ref()
+                .filter(|i| this.attempt_owns(attempt, i.generation))
+                .map(|i| (i.device.clone(), i.generation))
+        }) {
+            Some((device, generation)) => Verdict::Adopted(device, generation),
+            None => Verdict::Gone,
+        }
+    }
+
+    /// Whether `attempt` is still the one under way, on `generation`.
+    fn attempt_owns(&self, attempt: u64, _generation: u64) -> bool {
+        self.supervisor
+            .try_borrow()
+            .map(|s| s.attempt_in_flight() == Some(attempt))
+            .unwrap_or(false)
+    }
+
     pub(super) async fn run_attempt(this: &Rc<Self>, attempt: u64) {
         let t0 = now_ms();
         let wait_ms = t0 - this.trigger_ms.get();
@@ -46,22 +93,23 @@ impl<A: App> Inner<A> {
             Err(failure) => return fail(failure),
         };
         let t2 = now_ms();
-        let commands = Inner::dispatch(this, Event::DeviceCreated { attempt });
-        let Some(generation) = commands.iter().find_map(|c| match c {
-            Command::Adopt { generation } => Some(*generation),
-            _ => None,
-        }) else {
-            // Stopped or superseded while the device was requested.
-            GuardedDevice::with_context(raw, this.context.clone()).retire();
-            return;
-        };
-        let device = GuardedDevice::with_context(raw.clone(), this.context.clone());
-        if let Ok(mut slot) = this.initializing.try_borrow_mut() {
-            *slot = Some(Initializing {
-                generation,
-                device: device.clone(),
+        if let Ok(mut arrivals) = this.arrivals.try_borrow_mut() {
+            arrivals.push(Arrival {
+                attempt,
+                raw: raw.clone(),
             });
         }
+        Inner::dispatch(this, Event::DeviceCreated { attempt });
+        let (device, generation) = loop {
+            match Inner::verdict(this, attempt) {
+                Verdict::Adopted(device, generation) => break (device, generation),
+                // Stopped or superseded while the device was requested:
+                // carry_out destroyed it.
+                Verdict::Gone => return,
+                // The event waits behind another being handled.
+                Verdict::Pending => yield_now().await,
+            }
+        };
         // Armed before the canvas is configured.
         let weak: Weak<Self> = Rc::downgrade(this);
         let watched = device.clone();
@@ -89,6 +137,26 @@ impl<A: App> Inner<A> {
                 );
             }
         });
+        // A probe that finds the device lost tells the supervisor now: on some
+        // engines `lost` resolves late, or not at all.
+        let weak_runtime: Weak<Self> = Rc::downgrade(this);
+        let handle: &crate::web::handle::DeviceHandle = device.as_ref();
+        handle.on_found_lost(move || {
+            if let Some(runtime) = weak_runtime.upgrade() {
+                runtime
+                    .context
+                    .net()
+                    .note(&format!("device {generation} found lost by a probe"));
+                Inner::dispatch(
+                    &runtime,
+                    Event::Lost {
+                        generation,
+                        reason: crate::supervisor::LossReason::Unknown,
+                        at_ms: now_ms() as u64,
+                    },
+                );
+            }
+        });
         let net = this.context.net().install(&raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
@@ -97,10 +165,7 @@ impl<A: App> Inner<A> {
             this.options.init.alpha_mode,
         ) {
             Ok(pair) => pair,
-            Err(failure) => {
-                device.retire();
-                return fail(failure);
-            }
+            Err(failure) => return fail(failure),
         };
         this.canvas_owner.set(Some(generation));
         if let Ok(mut slot) = this.adapter.try_borrow_mut() {
@@ -117,71 +182,54 @@ impl<A: App> Inner<A> {
             listener: net,
             lost_watch: lost,
         };
-        let built = this.app.build(&gpu).await;
+        // Through the trampoline: a `build` that throws through WebAssembly or
+        // panics ends here instead of never returning.
+        let built = crash::Catching::new(this.app.build(&gpu)).await;
         let t4 = now_ms();
         // Whatever a build armed for itself ends with it.
         #[cfg(feature = "fault-injection")]
         this.context.injector().disarm();
-        let current = |runtime: &Rc<Self>| {
-            runtime
-                .supervisor
-                .try_borrow()
-                .map(|s| s.attempt_in_flight() == Some(attempt))
-                .unwrap_or(false)
-        };
-        // Built on a device that is still alive? A loss during build may not have
-        // resolved `lost` yet: ask the GPU process.
+        if crash::crashed() {
+            std::mem::forget(gpu);
+            return Inner::on_crash(this);
+        }
         let built = match built {
-            Ok(_) if !device.confirm_alive().await => Err(crate::fault::Fault::new(
-                crate::fault::FaultKind::DeviceLost,
-                "the device was lost while the resources were built",
+            Ok(built) => built,
+            Err(thrown) => Err(Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "the build threw (a raw web-sys call that does not catch?): {}",
+                    crate::web::js::describe(&thrown)
+                ),
             )),
-            other => other,
         };
+        // Built (or failed) on a device that is still alive? A loss during build
+        // may not have resolved `lost` yet: ask the GPU process.
+        let alive = device.confirm_alive().await;
         let resources = match built {
-            Ok(resources) => resources,
-            Err(_) if !current(this) => {
-                // Stopped or superseded meanwhile: go quietly.
+            Ok(resources) if alive => resources,
+            Ok(resources) => {
+                Inner::drop_resources(this, resources);
                 Inner::release(this, &gpu);
-                return;
+                return fail(InitFailure::LostDuringInit(
+                    "the device was lost while the resources were built".into(),
+                ));
             }
             Err(fault) => {
-                let lost = device.is_lost();
-                let fault = device.report(fault);
+                let fault = if this.attempt_owns(attempt, generation) {
+                    device.report(fault)
+                } else {
+                    fault
+                };
                 Inner::release(this, &gpu);
                 drop(gpu);
-                return fail(if lost {
-                    InitFailure::LostDuringInit(fault.to_string())
-                } else {
+                return fail(if alive {
                     InitFailure::Resources(fault.to_string())
+                } else {
+                    InitFailure::LostDuringInit(fault.to_string())
                 });
             }
         };
-        let commands = Inner::dispatch(
-            this,
-            Event::InitSucceeded {
-                attempt,
-                generation,
-            },
-        );
-        if let Ok(mut slot) = this.initializing.try_borrow_mut() {
-            if slot.as_ref().is_some_and(|i| i.generation == generation) {
-                slot.take();
-            }
-        }
-        if !commands.contains(&Command::Run { generation }) {
-            drop(resources);
-            Inner::release(this, &gpu);
-            return;
-        }
-        let live = Rc::new(Live {
-            gpu,
-            resources,
-            frames: std::cell::Cell::new(0),
-        });
-        if let Ok(mut slot) = this.live.try_borrow_mut() {
-            *slot = Some(live);
-        }
         this.pending_timing.set(Some((
             InitTimings {
                 wait_ms,
@@ -196,13 +244,20 @@ impl<A: App> Inner<A> {
             },
             t0,
         )));
-        this.context.net().note(&format!(
-            "device generation {generation} running ({})",
-            this.adapter
-                .try_borrow()
-                .map(|a| a.clone())
-                .unwrap_or_default()
-        ));
-        Inner::start_loop(this);
+        if let Ok(mut slot) = this.built.try_borrow_mut() {
+            *slot = Some(Built {
+                generation,
+                gpu,
+                resources,
+            });
+        }
+        // carry_out runs it, or destroys it if the attempt was superseded.
+        Inner::dispatch(
+            this,
+            Event::InitSucceeded {
+                attempt,
+                generation,
+            },
+        );
     }
 }

@@ -81,9 +81,15 @@ mod enabled {
                     injector.arm(BuildFault::Throw(n));
                     Inner::inject_loss(inner, &live.gpu);
                 }
-                Injection::Storm { per_second, for_ms } => {
-                    Inner::start_storm(inner, &live.gpu.device, per_second, for_ms)
-                }
+                // At most `MAX_STORM_PER_SECOND` whatever the caller asked (a
+                // storm of billions a second would freeze the tab); the length
+                // is left as asked: `u32::MAX` means until `stop_storm`.
+                Injection::Storm { per_second, for_ms } => Inner::start_storm(
+                    inner,
+                    &live.gpu.device,
+                    per_second.clamp(1, crate::chaos::MAX_STORM_PER_SECOND),
+                    for_ms,
+                ),
                 Injection::BadShader => {
                     let device = live.gpu.device.clone();
                     wasm_bindgen_futures::spawn_local(async move {

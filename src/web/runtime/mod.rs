@@ -17,7 +17,7 @@ mod injection;
 pub mod status;
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::rc::{Rc, Weak};
 
@@ -27,8 +27,12 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
-use crate::supervisor::{Command, Event, Fallback, Supervisor, SupervisorOptions};
+use crate::supervisor::{
+    Command, DeviceState, Event, Fallback, StallAction, Supervisor, SupervisorOptions, TimerPurpose,
+};
 use crate::web::context::{DiagnosticsLevel, GuardContext};
+use crate::web::crash;
+use crate::web::device::GuardedDevice;
 use crate::web::init::{Gpu, InitOptions};
 use crate::web::js::now_ms;
 use crate::web::net::ErrorNet;
@@ -36,13 +40,6 @@ use crate::web::net::ErrorNet;
 use frame_loop::FrameLoop;
 use injection::Injections;
 
-#[wasm_bindgen(
-    inline_js = "export function guard_call(f) { try { f(); return undefined; } catch (e) { return e === undefined ? null : e; } }"
-)]
-extern "C" {
-    /// Calls `f`; returns what it threw, or `undefined`.
-    fn guard_call(f: &mut dyn FnMut()) -> JsValue;
-}
 pub use status::{InitTimings, Status};
 
 /// The application the runtime drives. Keep application state (camera, scene,
@@ -72,26 +69,12 @@ pub struct FrameInfo {
 }
 
 /// Runtime options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RuntimeOptions {
     /// Init options.
     pub init: InitOptions,
-    /// Backoff, cap and crash-loop limits.
+    /// Backoff, cap, crash-loop limits, the init deadline and the stall limit.
     pub supervisor: SupervisorOptions,
-    /// How long one init attempt may take before it counts as failed (an
-    /// application `build` that threw through WebAssembly never returns).
-    pub init_deadline_ms: u32,
-}
-
-impl Default for RuntimeOptions {
-    /// Default init options and limits; an attempt may take 30 s.
-    fn default() -> Self {
-        RuntimeOptions {
-            init: InitOptions::default(),
-            supervisor: SupervisorOptions::default(),
-            init_deadline_ms: 30_000,
-        }
-    }
 }
 
 struct Live<R> {
@@ -103,7 +86,20 @@ struct Live<R> {
 /// The init attempt that owns a device not yet running.
 struct Initializing {
     generation: u64,
-    device: crate::web::GuardedDevice,
+    device: GuardedDevice,
+}
+
+/// A device an attempt obtained, waiting for the supervisor's word.
+struct Arrival {
+    attempt: u64,
+    raw: web_sys::GpuDevice,
+}
+
+/// Resources an attempt built, waiting for the supervisor's word.
+struct Built<R> {
+    generation: u64,
+    gpu: Gpu,
+    resources: R,
 }
 
 type FallbackHook = Rc<dyn Fn(&Fallback)>;
@@ -118,8 +114,9 @@ struct Inner<A: App> {
     context: GuardContext,
     live: RefCell<Option<Rc<Live<A::Resources>>>>,
     initializing: RefCell<Option<Initializing>>,
-    timer: RefCell<Option<Timeout>>,
-    attempt_deadline: RefCell<Option<Timeout>>,
+    arrivals: RefCell<Vec<Arrival>>,
+    built: RefCell<Option<Built<A::Resources>>>,
+    timers: RefCell<BTreeMap<u64, Timeout>>,
     frame_loop: FrameLoop,
     canvas_owner: Cell<Option<u64>>,
     frames: Cell<u64>,
@@ -138,10 +135,6 @@ struct Inner<A: App> {
     stalled: Cell<bool>,
     watchdog: RefCell<Option<gloo_timers::callback::Interval>>,
 }
-
-/// How long a running, visible page may go without an animation frame before
-/// the stall is reported.
-const STALL_MS: f64 = 2000.0;
 
 /// Runs an [`App`]; cheap to clone. Dropping the last clone cancels the pending
 /// animation frame and timer.
@@ -197,8 +190,9 @@ impl<A: App> Runtime<A> {
                 context: GuardContext::default(),
                 live: RefCell::new(None),
                 initializing: RefCell::new(None),
-                timer: RefCell::new(None),
-                attempt_deadline: RefCell::new(None),
+                arrivals: RefCell::new(Vec::new()),
+                built: RefCell::new(None),
+                timers: RefCell::new(BTreeMap::new()),
                 frame_loop: FrameLoop::new(),
                 canvas_owner: Cell::new(None),
                 frames: Cell::new(0),
@@ -220,9 +214,11 @@ impl<A: App> Runtime<A> {
         }
     }
 
-    /// Starts: the first init runs now. Idempotent.
+    /// Starts: the first init runs now. Idempotent. Refused after a crash.
     pub fn start(&self) {
+        crash::install_panic_hook();
         Inner::watch_visibility(&self.inner);
+        Inner::watch_the_clock(&self.inner);
         self.inner.trigger_ms.set(now_ms());
         Inner::dispatch(&self.inner, Event::Start);
     }
@@ -355,14 +351,11 @@ impl<A: App> Runtime<A> {
 impl<A: App> Drop for Inner<A> {
     fn drop(&mut self) {
         self.frame_loop.cancel();
-        if let Ok(mut timer) = self.timer.try_borrow_mut() {
-            timer.take();
+        if let Ok(mut timers) = self.timers.try_borrow_mut() {
+            timers.clear();
         }
         if let Ok(mut watchdog) = self.watchdog.try_borrow_mut() {
             watchdog.take();
-        }
-        if let Ok(mut deadline) = self.attempt_deadline.try_borrow_mut() {
-            deadline.take();
         }
         self.injections.clear(&self.context);
         if let Some(listener) = self.visibility.get_mut().take() {
@@ -386,42 +379,86 @@ fn page_hidden() -> bool {
 
 impl<A: App> Inner<A> {
     /// Hands `event` to the supervisor and carries out its commands. A call made
-    /// while another is being handled is queued and handled right after it.
-    /// Returns the commands of this very event (empty when queued).
-    fn dispatch(this: &Rc<Self>, event: Event) -> Vec<Command> {
-        if this.dispatching.replace(true) {
-            if let Ok(mut queue) = this.queue.try_borrow_mut() {
-                queue.push_back(event);
-            }
-            return Vec::new();
+    /// while another is being handled (or while a frame runs) is queued and
+    /// handled right after it. Whatever throws on the way cannot leave the
+    /// runtime dispatching for good; after a crash, nothing is handled.
+    fn dispatch(this: &Rc<Self>, event: Event) {
+        if crash::crashed() {
+            Inner::on_crash(this);
+            return;
         }
-        let first = Inner::handle_one(this, event);
-        loop {
+        if let Ok(mut queue) = this.queue.try_borrow_mut() {
+            queue.push_back(event);
+        }
+        if this.dispatching.replace(true) {
+            return;
+        }
+        Inner::drain(this);
+    }
+
+    /// Handles the queued events, then leaves the dispatching state (also when
+    /// something threw on the way).
+    fn drain(this: &Rc<Self>) {
+        let drained = crash::catching(&mut || loop {
             let next = this
                 .queue
                 .try_borrow_mut()
                 .ok()
                 .and_then(|mut q| q.pop_front());
             match next {
-                Some(event) => {
-                    Inner::handle_one(this, event);
-                }
+                Some(event) => Inner::handle_one(this, event),
                 None => break,
             }
-        }
+        });
         this.dispatching.set(false);
-        first
+        if let Err(thrown) = drained {
+            if crash::crashed() {
+                Inner::on_crash(this);
+            } else {
+                this.context.net().report_ref(&Fault::new(
+                    FaultKind::Exception,
+                    format!(
+                        "the runtime caught an exception while handling its events: {}",
+                        crate::web::js::describe(&thrown)
+                    ),
+                ));
+                // What was queued behind it is still handled.
+                if this.queue.try_borrow().is_ok_and(|q| !q.is_empty()) {
+                    this.dispatching.set(true);
+                    Inner::drain(this);
+                }
+            }
+        }
     }
 
-    fn handle_one(this: &Rc<Self>, event: Event) -> Vec<Command> {
+    fn handle_one(this: &Rc<Self>, event: Event) {
         let commands = match this.supervisor.try_borrow_mut() {
             Ok(mut supervisor) => supervisor.handle(event),
-            Err(_) => return Vec::new(),
+            Err(_) => return,
         };
         for command in &commands {
             Inner::carry_out(this, command);
         }
-        commands
+    }
+
+    /// The module panicked or trapped: the supervisor stops everything for good
+    /// (once), bypassing the queue, which the crash may have left mid-way.
+    fn on_crash(this: &Rc<Self>) {
+        let message = crash::crash_message().unwrap_or_default();
+        let commands = match this.supervisor.try_borrow_mut() {
+            Ok(mut supervisor) if supervisor.state() != DeviceState::Crashed => {
+                supervisor.handle(Event::Crashed { message })
+            }
+            _ => return,
+        };
+        this.frame_loop.cancel();
+        if let Ok(mut watchdog) = this.watchdog.try_borrow_mut() {
+            watchdog.take();
+        }
+        this.injections.clear(&this.context);
+        for command in &commands {
+            Inner::carry_out(this, command);
+        }
     }
 
     fn carry_out(this: &Rc<Self>, command: &Command) {
@@ -429,55 +466,53 @@ impl<A: App> Inner<A> {
             Command::BeginInit { attempt } => {
                 let runtime = this.clone();
                 let attempt = *attempt;
-                Inner::arm_deadline(this, attempt);
                 wasm_bindgen_futures::spawn_local(async move {
                     Inner::run_attempt(&runtime, attempt).await;
                 });
             }
-            // The init attempt reads these from the commands its own event returned.
-            Command::Adopt { .. } | Command::Run { .. } => {}
-            Command::Schedule { token, delay_ms } => {
-                this.context
-                    .net()
-                    .note(&format!("re-initialising the GPU in {delay_ms} ms"));
-                let weak = Rc::downgrade(this);
-                let token = *token;
-                let timeout = Timeout::new(*delay_ms, move || {
-                    if let Some(runtime) = weak.upgrade() {
-                        if let Ok(mut timer) = runtime.timer.try_borrow_mut() {
-                            if let Some(fired) = timer.take() {
-                                fired.forget();
-                            }
-                        }
-                        Inner::dispatch(&runtime, Event::TimerFired { token });
-                    }
-                });
-                if let Ok(mut timer) = this.timer.try_borrow_mut() {
-                    *timer = Some(timeout);
+            Command::Adopt {
+                attempt,
+                generation,
+            } => Inner::adopt(this, *attempt, *generation),
+            Command::Discard { attempt } => {
+                for arrival in Inner::take_arrivals(this, *attempt) {
+                    GuardedDevice::with_context(arrival.raw, this.context.clone()).retire();
                 }
             }
-            Command::CancelTimer => {
-                if let Ok(mut timer) = this.timer.try_borrow_mut() {
-                    timer.take();
+            Command::Run { generation } => Inner::run(this, *generation),
+            Command::Schedule {
+                token,
+                delay_ms,
+                purpose,
+            } => Inner::schedule(this, *token, *delay_ms, *purpose),
+            Command::CancelTimer { token } => {
+                if let Ok(mut timers) = this.timers.try_borrow_mut() {
+                    timers.remove(token);
                 }
             }
-            Command::Destroy { generation } => {
-                let taken = this
-                    .initializing
-                    .try_borrow_mut()
-                    .ok()
-                    .and_then(|mut slot| {
-                        if slot.as_ref().is_some_and(|i| i.generation == *generation) {
-                            slot.take()
-                        } else {
-                            None
-                        }
-                    });
-                if let Some(initializing) = taken {
-                    initializing.device.retire();
-                }
-            }
+            Command::Destroy { generation } => Inner::destroy(this, *generation),
             Command::Teardown { generation } => Inner::teardown(this, *generation),
+            Command::ReportStall {
+                generation,
+                waited_ms,
+                action,
+            } => {
+                this.stalled.set(true);
+                let what = match action {
+                    StallAction::RequestFrame => "asking for a frame again",
+                    StallAction::Recover => "still frozen: recovering on a new device",
+                };
+                this.context.net().report_ref(&Fault::new(
+                    FaultKind::DeviceLost,
+                    format!(
+                        "presentation stalled: no animation frame for {waited_ms} ms on device {generation} while it runs (the picture is frozen); {what}"
+                    ),
+                ));
+            }
+            Command::RequestFrame { .. } => {
+                this.frame_loop.cancel();
+                this.frame_loop.request();
+            }
             Command::ShowFallback(fallback) => {
                 let fault = Fault::new(
                     FaultKind::DeviceLost,
@@ -486,9 +521,142 @@ impl<A: App> Inner<A> {
                 this.context.net().report_ref(&fault);
                 let hook = this.fallback_hook.try_borrow().ok().and_then(|h| h.clone());
                 if let Some(hook) = hook {
-                    hook(fallback);
+                    if let Err(thrown) = crash::catching(&mut || hook(fallback)) {
+                        this.context.net().report_ref(&Fault::new(
+                            FaultKind::Exception,
+                            format!(
+                                "the fallback hook threw: {}",
+                                crate::web::js::describe(&thrown)
+                            ),
+                        ));
+                    }
                 }
             }
+        }
+    }
+
+    fn take_arrivals(this: &Rc<Self>, attempt: u64) -> Vec<Arrival> {
+        let Ok(mut arrivals) = this.arrivals.try_borrow_mut() else {
+            return Vec::new();
+        };
+        let (taken, kept) = arrivals.drain(..).partition(|a| a.attempt == attempt);
+        *arrivals = kept;
+        taken
+    }
+
+    /// The device `attempt` parked is generation `generation`: it becomes the
+    /// device being initialised.
+    fn adopt(this: &Rc<Self>, attempt: u64, generation: u64) {
+        let Some(arrival) = Inner::take_arrivals(this, attempt).pop() else {
+            return;
+        };
+        let device = GuardedDevice::with_context(arrival.raw, this.context.clone());
+        if let Ok(mut slot) = this.initializing.try_borrow_mut() {
+            *slot = Some(Initializing { generation, device });
+        }
+    }
+
+    /// Drops whatever the init of `generation` produced and destroys its device.
+    fn destroy(this: &Rc<Self>, generation: u64) {
+        let taken = this
+            .initializing
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut slot| match slot.as_ref() {
+                Some(i) if i.generation == generation => slot.take(),
+                _ => None,
+            });
+        if let Some(initializing) = taken {
+            initializing.device.retire();
+        }
+        let built = this
+            .built
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut slot| match slot.as_ref() {
+                Some(b) if b.generation == generation => slot.take(),
+                _ => None,
+            });
+        if let Some(built) = built {
+            Inner::drop_resources(this, built.resources);
+            Inner::release(this, &built.gpu);
+        }
+    }
+
+    /// Init of `generation` finished and the supervisor says run: its parked
+    /// resources go live and the loop starts.
+    fn run(this: &Rc<Self>, generation: u64) {
+        let built = this
+            .built
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut slot| match slot.as_ref() {
+                Some(b) if b.generation == generation => slot.take(),
+                _ => None,
+            });
+        let Some(Built { gpu, resources, .. }) = built else {
+            return;
+        };
+        if let Ok(mut slot) = this.initializing.try_borrow_mut() {
+            if slot.as_ref().is_some_and(|i| i.generation == generation) {
+                slot.take();
+            }
+        }
+        let live = Rc::new(Live {
+            gpu,
+            resources,
+            frames: Cell::new(0),
+        });
+        if let Ok(mut slot) = this.live.try_borrow_mut() {
+            *slot = Some(live);
+        }
+        this.context.net().note(&format!(
+            "device generation {generation} running ({})",
+            this.adapter
+                .try_borrow()
+                .map(|a| a.clone())
+                .unwrap_or_default()
+        ));
+        Inner::start_loop(this);
+    }
+
+    /// Drops the application's resources through the trampoline (its `Drop` may
+    /// throw); leaked after a crash.
+    fn drop_resources<T>(this: &Rc<Self>, resources: T) {
+        if let Err(thrown) = crash::drop_catching(resources) {
+            if crash::crashed() {
+                return;
+            }
+            this.context.net().report_ref(&Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "dropping the application's resources threw: {}",
+                    crate::web::js::describe(&thrown)
+                ),
+            ));
+        }
+    }
+
+    fn schedule(this: &Rc<Self>, token: u64, delay_ms: u32, purpose: TimerPurpose) {
+        if purpose == TimerPurpose::Retry {
+            this.context
+                .net()
+                .note(&format!("re-initialising the GPU in {delay_ms} ms"));
+        }
+        let weak = Rc::downgrade(this);
+        let timeout = Timeout::new(delay_ms, move || {
+            let Some(runtime) = weak.upgrade() else {
+                return;
+            };
+            if let Ok(mut timers) = runtime.timers.try_borrow_mut() {
+                if let Some(fired) = timers.remove(&token) {
+                    fired.forget();
+                }
+            }
+            Inner::dispatch(&runtime, Event::TimerFired { token });
+        });
+        if let Ok(mut timers) = this.timers.try_borrow_mut() {
+            timers.insert(token, timeout);
         }
     }
 
@@ -519,8 +687,7 @@ impl<A: App> Inner<A> {
         this.injections.cancel_pending_loss();
         if let Some(live) = live {
             Inner::release(this, &live.gpu);
-            // Released now, or when a frame still running on it returns.
-            drop(live);
+            Inner::drop_resources(this, live);
         }
     }
 
@@ -541,6 +708,9 @@ impl<A: App> Inner<A> {
         let weak: Weak<Self> = Rc::downgrade(this);
         let listener = Closure::<dyn Fn()>::new(move || {
             if let Some(runtime) = weak.upgrade() {
+                if crash::crashed() {
+                    return Inner::on_crash(&runtime);
+                }
                 let hidden = page_hidden();
                 if !hidden {
                     runtime.trigger_ms.set(now_ms());
@@ -559,41 +729,9 @@ impl<A: App> Inner<A> {
         *slot = Some(listener);
     }
 
-    /// Fails `attempt` if it is still under way after the deadline: an attempt
-    /// whose `build` threw through WebAssembly would otherwise hold the page in
-    /// `starting` or `recovering` for good.
-    fn arm_deadline(this: &Rc<Self>, attempt: u64) {
-        let weak = Rc::downgrade(this);
-        let deadline = Timeout::new(this.options.init_deadline_ms, move || {
-            let Some(runtime) = weak.upgrade() else {
-                return;
-            };
-            let current = runtime
-                .supervisor
-                .try_borrow()
-                .map(|s| s.attempt_in_flight() == Some(attempt))
-                .unwrap_or(false);
-            if current {
-                let failure = crate::supervisor::InitFailure::Resources(format!(
-                    "init attempt {attempt} did not finish in {} ms (did `build` throw through WebAssembly?)",
-                    runtime.options.init_deadline_ms
-                ));
-                runtime
-                    .context
-                    .net()
-                    .report_ref(&Fault::new(FaultKind::Exception, failure.describe()));
-                Inner::dispatch(&runtime, Event::InitFailed { attempt, failure });
-            }
-        });
-        if let Ok(mut slot) = this.attempt_deadline.try_borrow_mut() {
-            // Replacing an older attempt's deadline cancels it: that attempt is stale.
-            *slot = Some(deadline);
-        }
-    }
-
-    /// Reports, once per stall, a running and visible page whose animation frames
-    /// stopped coming: a frozen picture must not pass for a healthy one.
-    fn watch_for_stalls(this: &Rc<Self>) {
+    /// Reads the clock for the supervisor about once a second: it judges stalls
+    /// (and anything else that depends on time) from it.
+    fn watch_the_clock(this: &Rc<Self>) {
         let Ok(mut slot) = this.watchdog.try_borrow_mut() else {
             return;
         };
@@ -605,40 +743,26 @@ impl<A: App> Inner<A> {
             let Some(runtime) = weak.upgrade() else {
                 return;
             };
-            let (running, hidden, generation) = match runtime.supervisor.try_borrow() {
-                Ok(s) => (
-                    s.state() == crate::supervisor::DeviceState::Running,
-                    s.hidden(),
-                    s.live_generation().unwrap_or(0),
-                ),
-                Err(_) => return,
-            };
-            let waited = now_ms() - runtime.last_tick_ms.get();
-            if running && !hidden && runtime.frame_loop.pending() && waited > STALL_MS {
-                if !runtime.stalled.replace(true) {
-                    let fault = Fault::new(
-                        FaultKind::DeviceLost,
-                        format!(
-                            "presentation stalled: no animation frame for {} ms on device {generation} while it runs (the picture is frozen)",
-                            waited as u64
-                        ),
-                    );
-                    runtime.context.net().report_ref(&fault);
-                }
-                // Ask again, in case the pending request was lost.
-                runtime.frame_loop.cancel();
-                runtime.frame_loop.request();
-            }
+            Inner::dispatch(
+                &runtime,
+                Event::Tick {
+                    now_ms: now_ms() as u64,
+                    last_frame_ms: runtime.last_tick_ms.get() as u64,
+                    frame_pending: runtime.frame_loop.pending(),
+                },
+            );
         }));
     }
 
     fn start_loop(this: &Rc<Self>) {
-        Inner::watch_for_stalls(this);
         this.last_tick_ms.set(now_ms());
         let weak = Rc::downgrade(this);
         this.frame_loop
             .set_callback(Closure::<dyn FnMut(f64)>::new(move |time: f64| {
                 if let Some(runtime) = weak.upgrade() {
+                    if crash::crashed() {
+                        return Inner::on_crash(&runtime);
+                    }
                     Inner::tick(&runtime, time);
                 }
             }));
@@ -677,14 +801,25 @@ impl<A: App> Inner<A> {
         };
         let started = now_ms();
         let scope = live.gpu.device.begin_frame(number);
+        // Calls the frame makes (stop, force_recovery...) are queued and handled
+        // once it returns.
+        let outermost = !this.dispatching.replace(true);
         // Through a JavaScript trampoline: an exception thrown by a raw call in the
         // application's frame stops there, and everything here drops as usual.
         let mut result = Ok(());
-        let thrown = guard_call(&mut || {
+        let thrown = crash::catching(&mut || {
             result = this.app.frame(&live.gpu, &live.resources, &info);
         });
+        if crash::crashed() {
+            // The frame's state cannot be trusted: its scopes and resources are
+            // left as they are, and everything stops.
+            std::mem::forget(scope);
+            std::mem::forget(live);
+            this.dispatching.set(false);
+            return Inner::on_crash(this);
+        }
         drop(scope);
-        if !thrown.is_undefined() {
+        if let Err(thrown) = thrown {
             this.frames_thrown.set(this.frames_thrown.get() + 1);
             result = Err(Fault::new(
                 FaultKind::Exception,
@@ -731,5 +866,10 @@ impl<A: App> Inner<A> {
                 },
             );
         }
+        if outermost {
+            Inner::drain(this);
+        }
+        // The last reference, when the frame's calls tore it down.
+        Inner::drop_resources(this, live);
     }
 }

@@ -1,0 +1,149 @@
+//! Panics and traps. With `panic = "abort"` a Rust panic is a WebAssembly trap:
+//! the frames it abandons never drop, so `RefCell`s stay borrowed and guards stay
+//! armed. After one, nothing about the module's state can be trusted: the
+//! runtime stops for good, every later entry refuses, and the fallback says the
+//! application crashed.
+//!
+//! Application code (a frame, a `build` future, a fallback hook, a `Drop` of the
+//! application's resources) runs through [`catching`] or [`Catching`], a
+//! JavaScript trampoline: a JavaScript exception thrown through WebAssembly and a
+//! trap both stop there, and the library code around it goes on (or stops, after
+//! a trap). A panic is also noticed by a panic hook, installed once by
+//! [`install_panic_hook`], which keeps the hook that was there before.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+use std::task::{Context, Poll};
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/web/crash.js")]
+extern "C" {
+    fn guard_call(f: &mut dyn FnMut()) -> JsValue;
+    fn is_trap(e: &JsValue) -> bool;
+}
+
+static CRASHED: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+thread_local! {
+    static MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Whether the module panicked or trapped: nothing may run application code,
+/// or trust the library's state, any more.
+pub fn crashed() -> bool {
+    CRASHED.load(Ordering::Relaxed)
+}
+
+/// What the panic or the trap said, if the module crashed.
+pub fn crash_message() -> Option<String> {
+    if !crashed() {
+        return None;
+    }
+    MESSAGE
+        .try_with(|m| m.try_borrow().ok().and_then(|m| m.clone()))
+        .ok()
+        .flatten()
+        .or_else(|| Some("a WebAssembly trap".into()))
+}
+
+fn record(message: String) {
+    if CRASHED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let _ = MESSAGE.try_with(|m| {
+        if let Ok(mut slot) = m.try_borrow_mut() {
+            *slot = Some(message);
+        }
+    });
+}
+
+/// Installs, once, a panic hook that records the panic (then calls the hook that
+/// was installed before it). Install yours first: a hook set after this one
+/// replaces it, and then only the trap itself is noticed.
+pub fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            record(format!("panicked: {info}"));
+            previous(info);
+        }));
+    });
+}
+
+/// Runs `f` through the trampoline. `Err` carries what it threw (a JavaScript
+/// exception, or a trap, in which case [`crashed`] is now true).
+pub fn catching(f: &mut dyn FnMut()) -> Result<(), JsValue> {
+    let thrown = guard_call(&mut || f());
+    if thrown.is_undefined() {
+        return Ok(());
+    }
+    if is_trap(&thrown) {
+        record(crate::web::js::describe(&thrown));
+    }
+    Err(thrown)
+}
+
+/// Drops `value` through the trampoline (an application's `Drop` may throw or
+/// panic); after a crash it is leaked instead, since its state cannot be trusted.
+pub fn drop_catching<T>(value: T) -> Result<(), JsValue> {
+    if crashed() {
+        std::mem::forget(value);
+        return Ok(());
+    }
+    let mut slot = Some(value);
+    catching(&mut || drop(slot.take()))
+}
+
+/// A future polled through the trampoline: resolves to `Err(thrown)` when a poll
+/// throws or traps, and the inner future, whose state a throw left half-updated,
+/// is leaked rather than polled or dropped again.
+pub struct Catching<F> {
+    inner: Option<Pin<Box<F>>>,
+}
+
+impl<F> std::fmt::Debug for Catching<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catching")
+            .field("done", &self.inner.is_none())
+            .finish()
+    }
+}
+
+impl<F: Future> Catching<F> {
+    /// Wraps `future`.
+    pub fn new(future: F) -> Self {
+        Catching {
+            inner: Some(Box::pin(future)),
+        }
+    }
+}
+
+impl<F: Future> Future for Catching<F> {
+    type Output = Result<F::Output, JsValue>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Pending;
+        };
+        let mut polled = Poll::Pending;
+        match catching(&mut || polled = inner.as_mut().poll(cx)) {
+            Ok(()) => {
+                if polled.is_ready() {
+                    self.inner = None;
+                }
+                polled.map(Ok)
+            }
+            Err(thrown) => {
+                if let Some(abandoned) = self.inner.take() {
+                    std::mem::forget(abandoned);
+                }
+                Poll::Ready(Err(thrown))
+            }
+        }
+    }
+}
