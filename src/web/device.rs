@@ -138,11 +138,11 @@ impl GuardedDevice {
     }
 
     /// Lets the device go for good: marked lost, and destroyed where the engine
-    /// allows it ([`crate::web::init::Engine::destroy_is_safe`]); elsewhere left to
+    /// allows it ([`crate::web::engine::Engine::destroy_is_safe`]); elsewhere left to
     /// the garbage collector once its objects are released.
     pub fn retire(&self) {
         self.mark_lost();
-        if crate::web::init::Engine::detect().destroy_is_safe() {
+        if crate::web::engine::Engine::detect().destroy_is_safe() {
             self.destroy();
         }
     }

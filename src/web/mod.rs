@@ -3,7 +3,7 @@
 //! Only built for `wasm32`. `web-sys` gates WebGPU behind
 //! `--cfg=web_sys_unstable_apis` (set in `.cargo/config.toml`).
 //!
-//! Layers, each importing only those above it: `context` and `net` (the fault
+//! Layers, each importing only those above it: `engine`, `listener`, `context` and `net` (the fault
 //! sink), `handle` (a device with its lost flag), `scope` (the one scope-set
 //! guard), `device`, then everything built on a device (`phase`, `frame`,
 //! `alloc`, `descriptors`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
@@ -16,6 +16,7 @@ pub mod crash;
 pub mod descriptors;
 pub mod device;
 pub mod encoder;
+pub mod engine;
 pub mod frame;
 pub mod handle;
 pub mod init;
@@ -23,6 +24,7 @@ pub mod init;
 pub mod inject;
 pub mod js;
 pub mod ladder;
+pub mod listener;
 pub mod log;
 pub mod lost;
 pub mod net;
@@ -41,6 +43,7 @@ pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use frame::FrameScope;
 pub use init::{Gpu, InitOptions};
+pub use listener::EventListener;
 pub use net::{ErrorNet, NetStats};
 pub use runtime::{App, FrameInfo, Runtime, Status};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};

@@ -15,13 +15,7 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(inline_js = r#"
-let notify = null;
-export function guard_wait_init(callback) { notify = callback; }
-export function guard_wait(promise, slot) {
-  promise.then((value) => notify(slot, true, value), (reason) => notify(slot, false, reason));
-}
-"#)]
+#[wasm_bindgen(module = "/src/web/wait.js")]
 extern "C" {
     fn guard_wait_init(callback: &js_sys::Function);
     fn guard_wait(promise: &js_sys::Promise, slot: u32);

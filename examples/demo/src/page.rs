@@ -12,7 +12,7 @@ use webgpu_guard::supervisor::Fallback;
 use webgpu_guard::web::alloc::{RENDER_ATTACHMENT, TEXTURE_BINDING};
 use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};
-use webgpu_guard::web::{log, DiagnosticsLevel, Runtime, TextureSpec};
+use webgpu_guard::web::{log, DiagnosticsLevel, EventListener, Runtime, TextureSpec};
 
 use crate::camera::{Gesture, GestureStep};
 use crate::console_args::{self, Arg};
@@ -535,13 +535,16 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
     JsValue::TRUE
 }
 
+/// The canvas's pointer and wheel listeners, for the life of the page.
 fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
     let gesture = Rc::new(std::cell::RefCell::new(Gesture::default()));
     let target: &web_sys::EventTarget = canvas.as_ref();
+    let pointer = |e: web_sys::Event| e.dyn_into::<web_sys::PointerEvent>().ok();
 
     let g = gesture.clone();
     let c = canvas.clone();
-    let down = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
+    EventListener::new(target, "pointerdown", move |e| {
+        let Some(e) = pointer(e) else { return };
         g.borrow_mut().down(
             e.pointer_id(),
             e.client_x(),
@@ -549,13 +552,13 @@ fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
             &e.pointer_type(),
         );
         let _ = c.set_pointer_capture(e.pointer_id());
-    });
-    let _ = target.add_event_listener_with_callback("pointerdown", down.as_ref().unchecked_ref());
-    down.forget();
+    })
+    .forget();
 
     let g = gesture.clone();
     let a = app.clone();
-    let moved = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
+    EventListener::new(target, "pointermove", move |e| {
+        let Some(e) = pointer(e) else { return };
         if e.buttons() == 0 {
             // Released somewhere we did not hear about: no longer down.
             g.borrow_mut().up(e.pointer_id());
@@ -570,27 +573,28 @@ fn install_input(canvas: &HtmlCanvasElement, app: &Rc<DemoApp>) {
             GestureStep::Pinch(change) => camera.zoom(-(change as f32) * 4.0),
             GestureStep::None => {}
         }
-    });
-    let _ = target.add_event_listener_with_callback("pointermove", moved.as_ref().unchecked_ref());
-    moved.forget();
+    })
+    .forget();
 
-    let g = gesture.clone();
-    let up = Closure::<dyn Fn(web_sys::PointerEvent)>::new(move |e: web_sys::PointerEvent| {
-        g.borrow_mut().up(e.pointer_id())
-    });
-    let _ = target.add_event_listener_with_callback("pointerup", up.as_ref().unchecked_ref());
-    let _ = target.add_event_listener_with_callback("pointercancel", up.as_ref().unchecked_ref());
-    let _ =
-        target.add_event_listener_with_callback("lostpointercapture", up.as_ref().unchecked_ref());
-    up.forget();
+    for event in ["pointerup", "pointercancel", "lostpointercapture"] {
+        let g = gesture.clone();
+        EventListener::new(target, event, move |e| {
+            if let Some(e) = pointer(e) {
+                g.borrow_mut().up(e.pointer_id())
+            }
+        })
+        .forget();
+    }
 
     let a = app.clone();
-    let wheel = Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
+    EventListener::new(target, "wheel", move |e| {
+        let Some(e) = e.dyn_into::<web_sys::WheelEvent>().ok() else {
+            return;
+        };
         e.prevent_default();
         a.camera.borrow_mut().zoom(e.delta_y() as f32);
-    });
-    let _ = target.add_event_listener_with_callback("wheel", wheel.as_ref().unchecked_ref());
-    wheel.forget();
+    })
+    .forget();
 }
 
 fn install_hud(runtime: &Runtime<DemoApp>) {

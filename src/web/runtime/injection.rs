@@ -56,7 +56,7 @@ mod enabled {
         /// nothing, when there is no running device to inject into.
         ///
         /// On Firefox a loss is simulated without `destroy()` (which stalls the page's
-        /// presentation there, see [`crate::web::init::Engine::destroy_is_safe`]).
+        /// presentation there, see [`crate::web::engine::Engine::destroy_is_safe`]).
         pub fn inject(&self, injection: Injection) -> Result<(), String> {
             let inner = &self.inner;
             let live = inner

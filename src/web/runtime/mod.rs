@@ -23,7 +23,6 @@ use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
@@ -35,6 +34,7 @@ use crate::web::crash;
 use crate::web::device::GuardedDevice;
 use crate::web::init::{Gpu, InitOptions};
 use crate::web::js::now_ms;
+use crate::web::listener::EventListener;
 use crate::web::net::ErrorNet;
 
 use frame_loop::FrameLoop;
@@ -129,7 +129,7 @@ struct Inner<A: App> {
     cold_start: Cell<Option<InitTimings>>,
     last_init: Cell<Option<InitTimings>>,
     pending_timing: Cell<Option<(InitTimings, f64)>>,
-    visibility: RefCell<Option<Closure<dyn Fn()>>>,
+    visibility: RefCell<Option<EventListener>>,
     last_tick_ms: Cell<f64>,
     injections: Injections,
     stalled: Cell<bool>,
@@ -358,14 +358,6 @@ impl<A: App> Drop for Inner<A> {
             watchdog.take();
         }
         self.injections.clear(&self.context);
-        if let Some(listener) = self.visibility.get_mut().take() {
-            if let Some(document) = web_sys::window().and_then(|w| w.document()) {
-                let _ = document.remove_event_listener_with_callback(
-                    "visibilitychange",
-                    listener.as_ref().unchecked_ref(),
-                );
-            }
-        }
     }
 }
 
@@ -705,8 +697,11 @@ impl<A: App> Inner<A> {
                 Inner::dispatch(&runtime, Event::Visibility { hidden: true });
             });
         }
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
         let weak: Weak<Self> = Rc::downgrade(this);
-        let listener = Closure::<dyn Fn()>::new(move || {
+        let listener = EventListener::new(&document, "visibilitychange", move |_| {
             if let Some(runtime) = weak.upgrade() {
                 if crash::crashed() {
                     return Inner::on_crash(&runtime);
@@ -720,12 +715,6 @@ impl<A: App> Inner<A> {
                 Inner::dispatch(&runtime, Event::Visibility { hidden });
             }
         });
-        if let Some(document) = web_sys::window().and_then(|w| w.document()) {
-            let _ = document.add_event_listener_with_callback(
-                "visibilitychange",
-                listener.as_ref().unchecked_ref(),
-            );
-        }
         *slot = Some(listener);
     }
 

@@ -1,0 +1,36 @@
+//! What is known about the engine behind `navigator.gpu`, for the few places
+//! where engines differ in ways the API cannot tell. Imports nothing of the
+//! browser layer: every layer may ask it.
+
+/// What is known about the engine behind `navigator.gpu`, for the few places
+/// where engines differ in ways the API cannot tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Firefox (wgpu).
+    Gecko,
+    /// Anything else (Chromium's Dawn, Safari's WebKit).
+    Other,
+}
+
+impl Engine {
+    /// The engine of this page, from `navigator.userAgent`.
+    pub fn detect() -> Engine {
+        let firefox = web_sys::window()
+            .and_then(|w| w.navigator().user_agent().ok())
+            .is_some_and(|ua| ua.contains("Firefox/"));
+        if firefox {
+            Engine::Gecko
+        } else {
+            Engine::Other
+        }
+    }
+
+    /// Whether `device.destroy()` is safe for the page's other canvases. Measured
+    /// on Firefox 153 (wgpu, headless): after one `destroy()`, the next device's
+    /// canvas presents one frame and then `requestAnimationFrame` stops firing for
+    /// the whole page. There the device is left to the garbage collector instead,
+    /// once every object it owned is released.
+    pub fn destroy_is_safe(self) -> bool {
+        self != Engine::Gecko
+    }
+}
