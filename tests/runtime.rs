@@ -376,14 +376,50 @@ async fn a_loss_while_hidden_waits_for_the_page_to_show() {
 }
 
 #[wasm_bindgen_test]
-async fn dropping_the_runtime_cancels_its_animation_frame() {
+async fn a_runtime_started_and_dropped_as_a_newcomer_s_main_does_keeps_running() {
     let errors = page_errors();
-    {
+    // What a `main` does: build, start, return. Only the application is kept,
+    // to watch its frames, and a weak handle, to stop it at the end.
+    let (app, weak) = {
+        let r = runtime();
+        r.start();
+        (r.app().clone(), r.downgrade())
+    };
+    wait_until("frames after the last handle was dropped", || {
+        app.frames.get() > 30
+    })
+    .await;
+    let r = weak
+        .upgrade()
+        .expect("a started runtime keeps itself alive");
+    assert_eq!(r.status().state.as_str(), "running");
+    assert!(r.status().loop_alive);
+    r.stop();
+    drop(r);
+    TimeoutFuture::new(300).await;
+    // Stopped, with no handle left: it is freed, and nothing of it runs.
+    assert!(
+        weak.upgrade().is_none(),
+        "a stopped runtime outlived its handles"
+    );
+    let frames = app.frames.get();
+    TimeoutFuture::new(300).await;
+    assert_eq!(app.frames.get(), frames, "a frame ran after the stop");
+    assert_eq!(errors.count.get(), 0, "a freed closure was called");
+}
+
+#[wasm_bindgen_test]
+async fn dropping_a_stopped_runtime_cancels_its_animation_frame() {
+    let errors = page_errors();
+    let weak = {
         let r = runtime();
         r.start();
         wait_state(&r, "running", 1).await;
-    }
+        r.stop();
+        r.downgrade()
+    };
     TimeoutFuture::new(300).await;
+    assert!(weak.upgrade().is_none());
     assert_eq!(errors.count.get(), 0, "a freed closure was called");
 }
 

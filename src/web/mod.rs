@@ -45,5 +45,5 @@ pub use frame::FrameScope;
 pub use init::{Gpu, InitOptions};
 pub use listener::EventListener;
 pub use net::{ErrorNet, NetStats};
-pub use runtime::{App, FrameInfo, Runtime, Status};
+pub use runtime::{App, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};

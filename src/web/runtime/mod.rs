@@ -134,10 +134,15 @@ struct Inner<A: App> {
     injections: Injections,
     stalled: Cell<bool>,
     watchdog: RefCell<Option<gloo_timers::callback::Interval>>,
+    /// Set by `start`, cleared by `stop`: a started runtime keeps itself alive,
+    /// so that dropping every handle cannot stop it silently. (After a crash it
+    /// is never cleared: nothing of the crashed state may be dropped.)
+    keep_alive: RefCell<Option<Rc<Inner<A>>>>,
 }
 
-/// Runs an [`App`]; cheap to clone. Dropping the last clone cancels the pending
-/// animation frame and timer.
+/// Runs an [`App`]; cheap to clone. Once started it keeps itself alive until
+/// [`Runtime::stop`]; a stopped (or never started) runtime is freed with its
+/// last handle, which cancels its pending animation frame and timers.
 ///
 /// ```no_run
 /// # use std::rc::Rc;
@@ -167,6 +172,33 @@ impl<A: App> Clone for Runtime<A> {
     }
 }
 
+/// A [`Runtime`] handle that does not keep it alive; see [`Runtime::downgrade`].
+pub struct WeakRuntime<A: App> {
+    inner: Weak<Inner<A>>,
+}
+
+impl<A: App> Clone for WeakRuntime<A> {
+    fn clone(&self) -> Self {
+        WeakRuntime {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<A: App> std::fmt::Debug for WeakRuntime<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakRuntime").finish_non_exhaustive()
+    }
+}
+
+impl<A: App> WeakRuntime<A> {
+    /// The runtime, if it still exists (it does while started, or while any
+    /// [`Runtime`] handle is held).
+    pub fn upgrade(&self) -> Option<Runtime<A>> {
+        self.inner.upgrade().map(|inner| Runtime { inner })
+    }
+}
+
 impl<A: App> std::fmt::Debug for Runtime<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
@@ -177,6 +209,7 @@ impl<A: App> std::fmt::Debug for Runtime<A> {
 
 impl<A: App> Runtime<A> {
     /// Creates the runtime; nothing happens until [`Runtime::start`].
+    #[must_use = "a runtime does nothing until it is started"]
     pub fn new(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
         let supervisor = Supervisor::new(options.supervisor);
         Runtime {
@@ -210,13 +243,22 @@ impl<A: App> Runtime<A> {
                 injections: Injections::default(),
                 stalled: Cell::new(false),
                 watchdog: RefCell::new(None),
+                keep_alive: RefCell::new(None),
             }),
         }
     }
 
     /// Starts: the first init runs now. Idempotent. Refused after a crash.
+    ///
+    /// A started runtime keeps itself alive until [`Runtime::stop`]: a `main`
+    /// that starts it and returns, dropping its handle, leaves it running.
     pub fn start(&self) {
         crash::install_panic_hook();
+        if !crash::crashed() {
+            if let Ok(mut slot) = self.inner.keep_alive.try_borrow_mut() {
+                *slot = Some(self.inner.clone());
+            }
+        }
         Inner::watch_visibility(&self.inner);
         Inner::watch_the_clock(&self.inner);
         self.inner.trigger_ms.set(now_ms());
@@ -276,6 +318,16 @@ impl<A: App> Runtime<A> {
     pub fn stop(&self) {
         self.inner.injections.clear(&self.inner.context);
         Inner::dispatch(&self.inner, Event::Stop);
+        // Once stopped, the runtime lives as long as its handles.
+        Inner::let_go(&self.inner);
+    }
+
+    /// A handle that does not keep the runtime alive (for closures the runtime
+    /// outlives: window functions, listeners).
+    pub fn downgrade(&self) -> WeakRuntime<A> {
+        WeakRuntime {
+            inner: Rc::downgrade(&self.inner),
+        }
     }
 
     /// Whether the live device's error-scope stack is empty: a pop without a push
@@ -430,6 +482,19 @@ impl<A: App> Inner<A> {
         };
         for command in &commands {
             Inner::carry_out(this, command);
+        }
+    }
+
+    /// Drops the runtime's hold on itself (after a stop), later: the
+    /// caller may be the runtime's own code, which must not free it mid-call.
+    fn let_go(this: &Rc<Self>) {
+        let held = this
+            .keep_alive
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut s| s.take());
+        if let Some(held) = held {
+            wasm_bindgen_futures::spawn_local(async move { drop(held) });
         }
     }
 
