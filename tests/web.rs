@@ -1267,9 +1267,13 @@ async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
     );
     let source_line = source.lines().nth(4).unwrap();
     assert_eq!(source_line.chars().nth(column - 1), Some(pointed));
-    // The caret sits under that character.
-    let caret_at = lines[2].find('^').unwrap() - 2;
-    assert_eq!(caret_at + 1, column, "{first}");
+    // The caret sits under that character's display column: the crab before it
+    // takes two columns of a monospace console, `é` one.
+    let before_pointed: String = source_line.chars().take(column - 1).collect();
+    let display_width = before_pointed.chars().count() + before_pointed.matches('🦀').count();
+    assert_eq!(before_pointed.matches('🦀').count(), 1);
+    let caret_at = lines[2].chars().position(|c| c == '^').unwrap() - 2;
+    assert_eq!(caret_at, display_width, "{first}");
     assert_eq!(error.fault.origin.object.as_deref(), Some("broken-wgsl"));
     assert!(error.fault.message.contains('^'));
     // Reported once, through the net.

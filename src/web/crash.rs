@@ -66,6 +66,13 @@ fn record(message: String) {
 /// was installed before it). Install yours first: a hook set after this one
 /// replaces it, and then only the trap itself is noticed.
 pub fn install_panic_hook() {
+    // A panic that trapped earlier, before the hook was installed, leaves the
+    // thread panicking for good: the hook cannot be changed any more (trying
+    // would trap again), and the module cannot be trusted either.
+    if std::thread::panicking() {
+        record("panicked before the runtime started".into());
+        return;
+    }
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
