@@ -37,6 +37,7 @@ pub mod sanitize;
 pub mod shader_diag;
 pub mod supervisor;
 pub mod telemetry;
+pub mod usage;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -5,15 +5,16 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use webgpu_guard::usage::BufferUsages;
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use webgpu_guard::fault::Fault;
-use webgpu_guard::web::alloc::UNIFORM;
+
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, FrameInfo, Gpu, Runtime, Tracked};
+use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -65,7 +66,7 @@ fn throw_through_wasm() {
 impl App for ClearApp {
     type Resources = ClearResources;
 
-    async fn build(&self, gpu: &Gpu) -> Result<ClearResources, Fault> {
+    async fn build(&self, gpu: &GpuContext) -> Result<ClearResources, Fault> {
         self.builds.set(self.builds.get() + 1);
         let d = &gpu.device;
         if self.throw_in_build.get() {
@@ -73,7 +74,7 @@ impl App for ClearApp {
         }
         let buffer = d
             .phase("clear-app", || {
-                d.create_buffer("clear-app-buffer", 256, UNIFORM)
+                d.create_buffer("clear-app-buffer", 256, BufferUsages::UNIFORM)
             })
             .await?;
         if self.destroy_in_build.get() > 0 {
@@ -86,7 +87,7 @@ impl App for ClearApp {
         })
     }
 
-    fn frame(&self, gpu: &Gpu, _: &ClearResources, info: &FrameInfo) -> Result<(), Fault> {
+    fn frame(&self, gpu: &GpuContext, _: &ClearResources, info: &FrameInfo) -> Result<(), Fault> {
         self.frames.set(self.frames.get() + 1);
         if let Ok(hook) = self.on_frame.try_borrow() {
             if let Some(hook) = hook.as_ref() {

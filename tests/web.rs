@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::prelude::*;
@@ -14,9 +15,7 @@ use webgpu_guard::fault::{Fault, FaultKind};
 use webgpu_guard::frame_sampling::FrameSampling;
 use webgpu_guard::ledger::ObjectKind;
 use webgpu_guard::shader_diag::MessageType;
-use webgpu_guard::web::alloc::{
-    COPY_DST, MAP_READ, MAP_WRITE, RENDER_ATTACHMENT, STORAGE, TEXTURE_BINDING, UNIFORM,
-};
+
 use webgpu_guard::web::init;
 use webgpu_guard::web::lost::watch_lost;
 use webgpu_guard::web::net::JsFunctionSink;
@@ -44,9 +43,12 @@ fn bad_texture(d: &GuardedDevice, label: &str) {
     let _ = d.raw().create_texture(&desc);
 }
 
-/// An invalid buffer: MAP_READ and MAP_WRITE together are not allowed.
+/// An invalid buffer: BufferUsages::MAP_READ and BufferUsages::MAP_WRITE together are not allowed.
 fn bad_buffer(d: &GuardedDevice, label: &str) {
-    let desc = GpuBufferDescriptor::new(16, MAP_READ | MAP_WRITE);
+    let desc = GpuBufferDescriptor::new(
+        16,
+        (BufferUsages::MAP_READ | BufferUsages::MAP_WRITE).bits(),
+    );
     desc.set_label(label);
     let _ = d.raw().create_buffer(&desc);
 }
@@ -62,7 +64,7 @@ thread_local! {
 fn distinct_bad_submit(d: &GuardedDevice) {
     let n = NEXT_ERROR.with(|c| c.replace(c.get() + 1));
     let offset = 4 * n + 1;
-    let desc = GpuBufferDescriptor::new(offset + 8, COPY_DST);
+    let desc = GpuBufferDescriptor::new(offset + 8, BufferUsages::COPY_DST.bits());
     desc.set_label("distinct-target");
     let buffer = d.raw().create_buffer(&desc).unwrap();
     d.write_buffer(&buffer, offset, &[1, 2, 3, 4]).unwrap();
@@ -87,7 +89,7 @@ fn depth_2048(label: &str) -> TextureSpec {
         GpuTextureFormat::Depth32float,
         2048,
         2048,
-        RENDER_ATTACHMENT | TEXTURE_BINDING,
+        TextureUsages::RENDER_ATTACHMENT | TextureUsages::TEXTURE_BINDING,
     )
 }
 
@@ -98,7 +100,7 @@ fn huge_texture(label: &str) -> TextureSpec {
         GpuTextureFormat::Rgba32float,
         8192,
         8192,
-        TEXTURE_BINDING,
+        TextureUsages::TEXTURE_BINDING,
     );
     spec.depth_or_layers = 64;
     spec
@@ -294,7 +296,7 @@ async fn assert_stack_balanced(d: &GuardedDevice) {
     let desc = web_sys::GpuTextureDescriptor::new(
         GpuTextureFormat::Rgba32float,
         &[8192.into(), 8192.into(), 64.into()],
-        TEXTURE_BINDING,
+        TextureUsages::TEXTURE_BINDING.bits(),
     );
     let texture = d.raw().create_texture(&desc).unwrap();
     let own = scope.pop().await.into_fault().expect("its own error");
@@ -326,7 +328,7 @@ async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
             let desc = web_sys::GpuTextureDescriptor::new(
                 GpuTextureFormat::Rgba8unorm,
                 &[4.into(), 4.into()],
-                TEXTURE_BINDING,
+                TextureUsages::TEXTURE_BINDING.bits(),
             );
             js_sys::Reflect::set(&desc, &"format".into(), &"not-a-format".into()).unwrap();
             let _texture = d.track::<web_sys::GpuTexture>("throwing-texture", 0, || {
@@ -367,7 +369,7 @@ async fn raw_device() -> web_sys::GpuDevice {
 async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
     let (d, net, _) = device_with_net(raw_device().await);
     let buffer = d
-        .create_buffer("destroyed-after-recording", 256, COPY_DST)
+        .create_buffer("destroyed-after-recording", 256, BufferUsages::COPY_DST)
         .unwrap();
 
     // The near miss: a scope around recording and finish, closed before submit,
@@ -517,10 +519,18 @@ async fn per_call_mode_names_the_right_call_site_among_many() {
         .phase("many-buffers", || {
             let mut kept = Vec::new();
             for i in 0..12 {
-                kept.push(d.create_buffer(&format!("ok-{i}"), 64, UNIFORM | COPY_DST)?);
+                kept.push(d.create_buffer(
+                    &format!("ok-{i}"),
+                    64,
+                    BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+                )?);
                 if i == 7 {
                     bad_line = line!() + 1;
-                    kept.push(d.create_buffer("the-bad-one", 64, MAP_READ | MAP_WRITE)?);
+                    kept.push(d.create_buffer(
+                        "the-bad-one",
+                        64,
+                        BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+                    )?);
                 }
             }
             Ok(kept.len())
@@ -538,8 +548,12 @@ async fn per_call_mode_names_the_right_call_site_among_many() {
     d.set_level(DiagnosticsLevel::Phases);
     let fault = d
         .phase("phases-only", || {
-            d.create_buffer("bad-again", 64, MAP_READ | MAP_WRITE)
-                .map(|_| ())
+            d.create_buffer(
+                "bad-again",
+                64,
+                BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            )
+            .map(|_| ())
         })
         .await
         .unwrap_err();
@@ -555,10 +569,18 @@ async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
         .phase("attributed-buffers", || {
             let mut kept = Vec::new();
             for i in 0..12 {
-                kept.push(d.create_buffer(&format!("fine-{i}"), 64, UNIFORM | COPY_DST)?);
+                kept.push(d.create_buffer(
+                    &format!("fine-{i}"),
+                    64,
+                    BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+                )?);
                 if i == 4 {
                     bad_line = line!() + 1;
-                    kept.push(d.create_buffer("attributed-bad", 64, MAP_READ | MAP_WRITE)?);
+                    kept.push(d.create_buffer(
+                        "attributed-bad",
+                        64,
+                        BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+                    )?);
                 }
             }
             Ok(kept.len())
@@ -583,8 +605,12 @@ async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
     d.set_level(DiagnosticsLevel::Phases);
     let fault = d
         .phase("later", || {
-            d.create_buffer("attributed-bad", 64, MAP_READ | MAP_WRITE)
-                .map(|_| ())
+            d.create_buffer(
+                "attributed-bad",
+                64,
+                BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            )
+            .map(|_| ())
         })
         .await
         .unwrap_err();
@@ -666,7 +692,13 @@ async fn a_device_lost_between_push_and_pop_is_never_clean() {
         .await;
     assert_eq!(result.unwrap_err().kind, FaultKind::DeviceLost);
     let d = device().await;
-    let small = TextureSpec::d2("tiny", GpuTextureFormat::Rgba8unorm, 4, 4, TEXTURE_BINDING);
+    let small = TextureSpec::d2(
+        "tiny",
+        GpuTextureFormat::Rgba8unorm,
+        4,
+        4,
+        TextureUsages::TEXTURE_BINDING,
+    );
     let ladder = {
         let pending = d.texture_ladder(std::slice::from_ref(&small));
         d.destroy();
@@ -714,8 +746,12 @@ async fn the_probe_inside_a_validation_scope_never_hides_a_real_error_nor_leaks_
     d.set_level(DiagnosticsLevel::PerCall);
     let result = d
         .phase("per-call-phase", || {
-            let _ok = d.create_buffer("fine", 16, UNIFORM)?;
-            let _bad = d.create_buffer("bad-in-per-call", 16, MAP_READ | MAP_WRITE)?;
+            let _ok = d.create_buffer("fine", 16, BufferUsages::UNIFORM)?;
+            let _bad = d.create_buffer(
+                "bad-in-per-call",
+                16,
+                BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            )?;
             Ok(())
         })
         .await;
@@ -940,7 +976,7 @@ fn render_pass(d: &GuardedDevice) -> Result<webgpu_guard::web::RenderPass, Fault
         GpuTextureFormat::Rgba8unorm,
         4,
         4,
-        RENDER_ATTACHMENT,
+        TextureUsages::RENDER_ATTACHMENT,
     ))?;
     let view = target.create_view()?;
     let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
@@ -1109,7 +1145,11 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         // which `off` does not push: there it reaches the net).
         let fault = d
             .phase("matrix-phase", || {
-                let _bad = d.create_buffer("matrix-bad-buffer", 64, MAP_READ | MAP_WRITE)?;
+                let _bad = d.create_buffer(
+                    "matrix-bad-buffer",
+                    64,
+                    BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+                )?;
                 Ok(())
             })
             .await;
@@ -1134,7 +1174,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         }
         let refused = d
             .phase("matrix-refused", || {
-                d.create_buffer("", 4, UNIFORM).map(drop)
+                d.create_buffer("", 4, BufferUsages::UNIFORM).map(drop)
             })
             .await
             .expect_err(name);
@@ -1146,7 +1186,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
 
         // A frame's fault names its frame.
         let buffer = d
-            .create_buffer("matrix-frame-buffer", 256, COPY_DST)
+            .create_buffer("matrix-frame-buffer", 256, BufferUsages::COPY_DST)
             .unwrap();
         let encoder = d.create_command_encoder("matrix-frame").unwrap();
         encoder.clear_buffer(&buffer).unwrap();
@@ -1168,7 +1208,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
 async fn call_sites_propagate_through_the_public_api() {
     let d = device().await;
     let line = line!() + 1;
-    let fault = d.create_buffer("", 4, UNIFORM).unwrap_err();
+    let fault = d.create_buffer("", 4, BufferUsages::UNIFORM).unwrap_err();
     let site = fault.origin.call_site.expect("a call site");
     assert!(site.file.ends_with("web.rs"), "{site}");
     assert_eq!(site.line, line);
@@ -1190,7 +1230,13 @@ async fn call_sites_propagate_through_the_public_api() {
 
     d.set_level(DiagnosticsLevel::PerCall);
     let line = line!() + 1;
-    let work = || d.create_buffer_init("site-init", MAP_READ | MAP_WRITE, &[1, 2]);
+    let work = || {
+        d.create_buffer_init(
+            "site-init",
+            BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            &[1, 2],
+        )
+    };
     let fault = d.phase("sites", || work().map(drop)).await.unwrap_err();
     assert_eq!(
         fault.origin.call_site.map(|s| s.line),
@@ -1207,8 +1253,12 @@ async fn telemetry_groups_by_the_sanitised_label_the_library_knows() {
     d.set_level(DiagnosticsLevel::PerCall);
     let _ = d
         .phase("uploads", || {
-            d.create_buffer("upload:/home/ana/cat.png", 64, MAP_READ | MAP_WRITE)
-                .map(drop)
+            d.create_buffer(
+                "upload:/home/ana/cat.png",
+                64,
+                BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            )
+            .map(drop)
         })
         .await
         .unwrap_err();
@@ -1366,7 +1416,7 @@ async fn labels_reach_the_browser_intact_whatever_their_text() {
         "emoji 🦀 last",
     ];
     for label in labels {
-        let buffer = d.create_buffer(label, 16, UNIFORM).unwrap();
+        let buffer = d.create_buffer(label, 16, BufferUsages::UNIFORM).unwrap();
         // The object's own label, as the browser holds it (not `Tracked::label`).
         assert_eq!(web_sys::GpuBuffer::label(&buffer), label);
         let texture = d
@@ -1375,7 +1425,7 @@ async fn labels_reach_the_browser_intact_whatever_their_text() {
                 GpuTextureFormat::Rgba8unorm,
                 4,
                 4,
-                TEXTURE_BINDING,
+                TextureUsages::TEXTURE_BINDING,
             ))
             .unwrap();
         assert_eq!(web_sys::GpuTexture::label(&texture), label);
@@ -1400,7 +1450,9 @@ async fn labels_reach_the_browser_intact_whatever_their_text() {
         .unchecked_into::<js_sys::ArrayBuffer>()
         .byte_length();
     assert!(after > before, "the memory grew");
-    let buffer = d.create_buffer("after-growth", 16, UNIFORM).unwrap();
+    let buffer = d
+        .create_buffer("after-growth", 16, BufferUsages::UNIFORM)
+        .unwrap();
     assert_eq!(web_sys::GpuBuffer::label(&buffer), "after-growth");
     drop(grown);
     flush(&d).await;
@@ -1431,14 +1483,16 @@ fn four_entry_layout(d: &GuardedDevice) -> webgpu_guard::web::Tracked<web_sys::G
 async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_by_name() {
     let d = device().await;
     let layout = four_entry_layout(&d);
-    let buffer = d.create_buffer("one-call-uniform", 256, UNIFORM).unwrap();
+    let buffer = d
+        .create_buffer("one-call-uniform", 256, BufferUsages::UNIFORM)
+        .unwrap();
     let texture = d
         .create_texture(&TextureSpec::d2(
             "one-call-texture",
             GpuTextureFormat::Rgba8unorm,
             4,
             4,
-            TEXTURE_BINDING,
+            TextureUsages::TEXTURE_BINDING,
         ))
         .unwrap();
     let view = texture.create_view().unwrap();
@@ -1565,14 +1619,16 @@ async fn live_counts_rise_on_create_and_fall_on_destroy() {
     let d = device().await;
     let ledger = d.ledger();
     let base = ledger.borrow().live();
-    let a = d.create_buffer("counted-a", 1024, STORAGE).unwrap();
+    let a = d
+        .create_buffer("counted-a", 1024, BufferUsages::STORAGE)
+        .unwrap();
     let t = d
         .create_texture(&TextureSpec::d2(
             "counted-t",
             GpuTextureFormat::Rgba8unorm,
             64,
             64,
-            TEXTURE_BINDING,
+            TextureUsages::TEXTURE_BINDING,
         ))
         .unwrap();
     let live = ledger.borrow().live();
@@ -1587,7 +1643,7 @@ async fn live_counts_rise_on_create_and_fall_on_destroy() {
     drop(t);
     assert_eq!(ledger.borrow().live(), base);
     assert_eq!(ledger.borrow().report().peak.objects, base.objects + 2);
-    let unlabelled = d.create_buffer("", 4, STORAGE);
+    let unlabelled = d.create_buffer("", 4, BufferUsages::STORAGE);
     assert!(unlabelled.err().unwrap().message.contains("needs a label"));
 }
 
@@ -1954,8 +2010,12 @@ async fn the_liveness_probe_never_leaks_as_a_fault_whatever_the_engine_s_wording
     d.set_level(DiagnosticsLevel::PerCall);
     let result = d
         .phase("per-call-phase", || {
-            let _ok = d.create_buffer("fine", 16, UNIFORM)?;
-            let _bad = d.create_buffer("bad-in-per-call", 16, MAP_READ | MAP_WRITE)?;
+            let _ok = d.create_buffer("fine", 16, BufferUsages::UNIFORM)?;
+            let _bad = d.create_buffer(
+                "bad-in-per-call",
+                16,
+                BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+            )?;
             Ok(())
         })
         .await;
@@ -1995,7 +2055,7 @@ struct ShaderApp;
 impl webgpu_guard::web::App for ShaderApp {
     type Resources = (webgpu_guard::web::Tracked<web_sys::GpuBuffer>,);
 
-    async fn build(&self, gpu: &webgpu_guard::web::Gpu) -> Result<Self::Resources, Fault> {
+    async fn build(&self, gpu: &webgpu_guard::web::GpuContext) -> Result<Self::Resources, Fault> {
         let d = &gpu.device;
         let _module = d
             .create_shader_module(
@@ -2006,7 +2066,7 @@ impl webgpu_guard::web::App for ShaderApp {
             .await?;
         let buffer = d
             .phase("shader-app", || {
-                d.create_buffer("shader-app-buffer", 256, UNIFORM)
+                d.create_buffer("shader-app-buffer", 256, BufferUsages::UNIFORM)
             })
             .await?;
         Ok((buffer,))
@@ -2014,7 +2074,7 @@ impl webgpu_guard::web::App for ShaderApp {
 
     fn frame(
         &self,
-        _: &webgpu_guard::web::Gpu,
+        _: &webgpu_guard::web::GpuContext,
         _: &Self::Resources,
         _: &webgpu_guard::web::FrameInfo,
     ) -> Result<(), Fault> {
@@ -2093,7 +2153,7 @@ async fn a_pipeline_dropped_unawaited_reaches_the_net_and_rejects_nothing_unhand
         let first = d.start_compute_pipeline("dropped-unawaited", bad);
         let second = d.start_compute_pipeline("dropped-valid", good);
         // Refused before any GPU call (a buffer needs a label): returns early.
-        let _ = d.create_buffer("", 4, UNIFORM)?;
+        let _ = d.create_buffer("", 4, BufferUsages::UNIFORM)?;
         let _ = (first, second);
         unreachable!()
     }

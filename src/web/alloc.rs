@@ -2,6 +2,7 @@
 //! label, is counted in the ledger, and (with per-call diagnostics) gets its own
 //! scopes and the Rust call site.
 
+use crate::usage::{BufferUsages, TextureUsages};
 use std::cell::RefCell;
 use std::ops::Deref;
 use std::rc::Rc;
@@ -203,15 +204,21 @@ pub struct TextureSpec {
     pub mip_levels: u32,
     /// Sample count.
     pub sample_count: u32,
-    /// `GPUTextureUsage` flags.
-    pub usage: u32,
+    /// How the texture is used.
+    pub usage: TextureUsages,
     /// Whether this is a 3D texture.
     pub is_3d: bool,
 }
 
 impl TextureSpec {
     /// A single-level 2D texture.
-    pub fn d2(label: &str, format: GpuTextureFormat, width: u32, height: u32, usage: u32) -> Self {
+    pub fn d2(
+        label: &str,
+        format: GpuTextureFormat,
+        width: u32,
+        height: u32,
+        usage: TextureUsages,
+    ) -> Self {
         TextureSpec {
             label: label.to_string(),
             format,
@@ -254,7 +261,7 @@ impl TextureSpec {
             self.depth_or_layers,
             self.mip_levels,
             self.sample_count,
-            self.usage,
+            self.usage.bits(),
             self.is_3d,
         )
     }
@@ -374,21 +381,21 @@ impl GuardedDevice {
         &self,
         label: &str,
         size: u64,
-        usage: u32,
+        usage: BufferUsages,
     ) -> Result<Tracked<GpuBuffer>, Fault> {
         self.track(label, size, || {
             let (label_ptr, label_len) = raw_text(label);
-            guard_create_buffer(self.raw(), label_ptr, label_len, size as f64, usage)
+            guard_create_buffer(self.raw(), label_ptr, label_len, size as f64, usage.bits())
         })
     }
 
-    /// Creates a buffer holding `data` (size rounded up to 4 bytes), with `COPY_DST`
+    /// Creates a buffer holding `data` (size rounded up to 4 bytes), with `BufferUsages::COPY_DST`
     /// added to `usage`.
     #[track_caller]
     pub fn create_buffer_init(
         &self,
         label: &str,
-        usage: u32,
+        usage: BufferUsages,
         data: &[u8],
     ) -> Result<Tracked<GpuBuffer>, Fault> {
         let site = CallSite::here();
@@ -403,7 +410,7 @@ impl GuardedDevice {
                 label_ptr,
                 label_len,
                 size.max(4) as f64,
-                usage | COPY_DST,
+                (usage | BufferUsages::COPY_DST).bits(),
             )?;
             self.queue()
                 .write_buffer_with_u32_and_u8_slice(&buffer, 0, &padded)?;
@@ -473,36 +480,3 @@ impl GuardedDevice {
         self.track(label, bytes, || self.raw().create_query_set(desc))
     }
 }
-
-/// `GPUBufferUsage.MAP_READ`.
-pub const MAP_READ: u32 = 0x0001;
-/// `GPUBufferUsage.MAP_WRITE`.
-pub const MAP_WRITE: u32 = 0x0002;
-/// `GPUBufferUsage.COPY_SRC`.
-pub const COPY_SRC: u32 = 0x0004;
-/// `GPUBufferUsage.COPY_DST`.
-pub const COPY_DST: u32 = 0x0008;
-/// `GPUBufferUsage.INDEX`.
-pub const INDEX: u32 = 0x0010;
-/// `GPUBufferUsage.VERTEX`.
-pub const VERTEX: u32 = 0x0020;
-/// `GPUBufferUsage.UNIFORM`.
-pub const UNIFORM: u32 = 0x0040;
-/// `GPUBufferUsage.STORAGE`.
-pub const STORAGE: u32 = 0x0080;
-/// `GPUTextureUsage.COPY_SRC`.
-pub const TEX_COPY_SRC: u32 = 0x01;
-/// `GPUTextureUsage.COPY_DST`.
-pub const TEX_COPY_DST: u32 = 0x02;
-/// `GPUTextureUsage.TEXTURE_BINDING`.
-pub const TEXTURE_BINDING: u32 = 0x04;
-/// `GPUTextureUsage.STORAGE_BINDING`.
-pub const STORAGE_BINDING: u32 = 0x08;
-/// `GPUTextureUsage.RENDER_ATTACHMENT`.
-pub const RENDER_ATTACHMENT: u32 = 0x10;
-/// `GPUShaderStage.VERTEX`.
-pub const STAGE_VERTEX: u32 = 0x1;
-/// `GPUShaderStage.FRAGMENT`.
-pub const STAGE_FRAGMENT: u32 = 0x2;
-/// `GPUShaderStage.COMPUTE`.
-pub const STAGE_COMPUTE: u32 = 0x4;

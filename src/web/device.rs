@@ -26,10 +26,10 @@ struct Inner {
 ///
 /// ```no_run
 /// # async fn demo(raw: web_sys::GpuDevice) -> Result<(), webgpu_guard::Fault> {
-/// use webgpu_guard::web::{alloc::UNIFORM, GuardedDevice};
+/// use webgpu_guard::{usage::BufferUsages, web::GuardedDevice};
 /// let device = GuardedDevice::new(raw);
 /// let globals = device
-///     .phase("buffers", || device.create_buffer("globals", 256, UNIFORM))
+///     .phase("buffers", || device.create_buffer("globals", 256, BufferUsages::UNIFORM))
 ///     .await?;
 /// # Ok(()) }
 /// ```

@@ -143,11 +143,12 @@ pub fn configure_canvas(
     Ok((context, format))
 }
 
-/// Everything one init produced, built whole once the canvas is configured (a
-/// struct literal: nothing is patched in afterwards). Dropping it removes the net
-/// listener and disarms the loss watcher; the device itself is let go by whoever
-/// owns the decision (the runtime, with [`Gpu::release`]).
-pub struct Gpu {
+/// What an application draws with, for one device generation: the guarded
+/// device, the configured canvas context and its format. Built whole by one init
+/// once the canvas is configured (nothing is patched in afterwards); dropping it
+/// removes the net listener and disarms the loss watcher, and the device itself
+/// is let go by the runtime.
+pub struct GpuContext {
     /// The adapter's description.
     pub adapter_name: String,
     /// The device.
@@ -161,14 +162,14 @@ pub struct Gpu {
     /// Which device this is (1 for the first).
     pub generation: u64,
     /// The installed `uncapturederror` listener (removed on drop).
-    pub listener: NetListener,
+    pub(crate) _listener: NetListener,
     /// The armed loss watcher (disarmed on drop).
-    pub lost_watch: LostWatch,
+    pub(crate) _lost_watch: LostWatch,
 }
 
-impl std::fmt::Debug for Gpu {
+impl std::fmt::Debug for GpuContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu")
+        f.debug_struct("GpuContext")
             .field("adapter_name", &self.adapter_name)
             .field("generation", &self.generation)
             .field("device", &self.device)
@@ -176,11 +177,11 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
-impl Gpu {
+impl GpuContext {
     /// Unconfigures the canvas, then destroys the device (where the engine allows
     /// it, see [`Engine::destroy_is_safe`](crate::web::engine::Engine::destroy_is_safe)). The caller has released every object
     /// the device owned.
-    pub fn release(&self) {
+    pub(crate) fn release(&self) {
         let _ = crate::web::catching::try_unconfigure(&self.context);
         self.device.retire();
     }

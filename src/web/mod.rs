@@ -42,7 +42,7 @@ pub use descriptors::{Binding, SamplerSpec};
 pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use frame::FrameScope;
-pub use init::{Gpu, InitOptions};
+pub use init::{GpuContext, InitOptions};
 pub use listener::EventListener;
 pub use net::{ErrorNet, NetStats};
 pub use runtime::{App, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};

@@ -3,12 +3,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use webgpu_guard::usage::BufferUsages;
 
 use wasm_bindgen::JsCast;
 use webgpu_guard::fault::Fault;
-use webgpu_guard::web::alloc::UNIFORM;
+
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, FrameInfo, Gpu, Runtime, Tracked};
+use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};
 
 /// Panics in frame `panic_in_frame` (0: never) or in its build.
 #[derive(Default)]
@@ -28,12 +29,12 @@ pub struct CrashResources {
 impl App for CrashApp {
     type Resources = CrashResources;
 
-    async fn build(&self, gpu: &Gpu) -> Result<CrashResources, Fault> {
+    async fn build(&self, gpu: &GpuContext) -> Result<CrashResources, Fault> {
         self.builds.set(self.builds.get() + 1);
         let d = &gpu.device;
         let buffer = d
             .phase("crash-app", || {
-                d.create_buffer("crash-app-buffer", 256, UNIFORM)
+                d.create_buffer("crash-app-buffer", 256, BufferUsages::UNIFORM)
             })
             .await?;
         if self.panic_in_build.get() {
@@ -43,7 +44,7 @@ impl App for CrashApp {
         Ok(CrashResources { _buffer: buffer })
     }
 
-    fn frame(&self, _: &Gpu, _: &CrashResources, info: &FrameInfo) -> Result<(), Fault> {
+    fn frame(&self, _: &GpuContext, _: &CrashResources, info: &FrameInfo) -> Result<(), Fault> {
         let mut held = self.state.borrow_mut();
         *held += 1;
         self.frames.set(self.frames.get() + 1);

@@ -1,6 +1,7 @@
 //! Runs every benchmark and returns the figures as JSON.
 
 use std::rc::Rc;
+use webgpu_guard::usage::TextureUsages;
 
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
@@ -10,7 +11,7 @@ use web_sys::{
 use webgpu_guard::chaos::Injection;
 use webgpu_guard::frame_sampling::FrameSampling;
 use webgpu_guard::payload::Payload;
-use webgpu_guard::web::alloc::RENDER_ATTACHMENT;
+
 use webgpu_guard::web::js::{describe, now_ms, nullable};
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{init, DiagnosticsLevel, GuardedDevice, Runtime, TextureSpec};
@@ -75,7 +76,7 @@ fn offscreen_target(
             GpuTextureFormat::Rgba8unorm,
             256,
             256,
-            RENDER_ATTACHMENT,
+            TextureUsages::RENDER_ATTACHMENT,
         ))
         .map_err(|f| f.to_string())?;
     let view = target.create_view().map_err(|e| describe(&e))?;

@@ -1,6 +1,7 @@
 //! Start-up of 240 mixed resources under four scope strategies.
 
 use std::any::Any;
+use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use web_sys::{
     GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor,
@@ -9,7 +10,7 @@ use web_sys::{
     GpuProgrammableStage, GpuSamplerDescriptor, GpuShaderModule, GpuTextureFormat,
 };
 use webgpu_guard::fault::Fault;
-use webgpu_guard::web::alloc::{COPY_DST, STAGE_COMPUTE, TEXTURE_BINDING, UNIFORM};
+
 use webgpu_guard::web::js::{now_ms, nullable};
 use webgpu_guard::web::scope::{Filter, ScopeSet};
 use webgpu_guard::web::{
@@ -78,7 +79,7 @@ pub struct Kit {
 
 /// Builds the kit.
 pub async fn kit(d: &GuardedDevice) -> Result<Kit, Fault> {
-    let entry = GpuBindGroupLayoutEntry::new(0, STAGE_COMPUTE);
+    let entry = GpuBindGroupLayoutEntry::new(0, ShaderStages::COMPUTE);
     let buffer = GpuBufferBindingLayout::new();
     buffer.set_type(GpuBufferBindingType::Uniform);
     entry.set_buffer(&buffer);
@@ -114,7 +115,11 @@ fn create(
 ) -> Result<Box<dyn Any>, Fault> {
     Ok(match i {
         0..=99 => {
-            let b = d.create_buffer(&format!("b{i}"), 256, UNIFORM | COPY_DST)?;
+            let b = d.create_buffer(
+                &format!("b{i}"),
+                256,
+                BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+            )?;
             buffers.push((*b).clone());
             Box::new(b)
         }
@@ -123,7 +128,7 @@ fn create(
             GpuTextureFormat::Rgba8unorm,
             64,
             64,
-            TEXTURE_BINDING,
+            TextureUsages::TEXTURE_BINDING,
         ))?),
         160..=179 => Box::new(d.create_sampler_with(&SamplerSpec::new(&format!("s{i}")))?),
         180..=219 => {
@@ -159,7 +164,10 @@ fn create_raw(
 ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
     Ok(match i {
         0..=99 => {
-            let desc = web_sys::GpuBufferDescriptor::new(256, UNIFORM | COPY_DST);
+            let desc = web_sys::GpuBufferDescriptor::new(
+                256,
+                BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+            );
             desc.set_label(&format!("b{i}"));
             let b = device.create_buffer(&desc)?;
             buffers.push(b.clone());
@@ -171,7 +179,7 @@ fn create_raw(
             let desc = web_sys::GpuTextureDescriptor::new_with_gpu_extent_3d_dict(
                 GpuTextureFormat::Rgba8unorm,
                 &size,
-                TEXTURE_BINDING,
+                TextureUsages::TEXTURE_BINDING,
             );
             desc.set_label(&format!("t{i}"));
             device.create_texture(&desc)?.into()

@@ -2,6 +2,7 @@
 //! (`matarGPU`, `gpuStatus`, `gpuFault`, `gpuDebug`), input, the HUD and the fallback.
 
 use std::rc::Rc;
+use webgpu_guard::usage::TextureUsages;
 
 use gloo_timers::callback::Interval;
 use wasm_bindgen::prelude::*;
@@ -9,7 +10,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
 use webgpu_guard::payload::Payload;
 use webgpu_guard::supervisor::Fallback;
-use webgpu_guard::web::alloc::{RENDER_ATTACHMENT, TEXTURE_BINDING};
+
 use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};
 use webgpu_guard::web::{log, DiagnosticsLevel, EventListener, Runtime, TextureSpec};
@@ -265,7 +266,7 @@ pub async fn run() {
             GpuTextureFormat::Depth32float,
             8192,
             8192,
-            RENDER_ATTACHMENT | TEXTURE_BINDING,
+            TextureUsages::RENDER_ATTACHMENT | TextureUsages::TEXTURE_BINDING,
         );
         huge.depth_or_layers = 256;
         ladder.insert(0, huge);
@@ -484,7 +485,7 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
                     GpuTextureFormat::Rgba32float,
                     8192,
                     8192,
-                    TEXTURE_BINDING,
+                    TextureUsages::TEXTURE_BINDING,
                 );
                 spec.depth_or_layers = 64;
                 let desc = web_sys::GpuTextureDescriptor::new_with_gpu_extent_3d_dict(
@@ -495,7 +496,7 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
                         e.set_depth_or_array_layers(spec.depth_or_layers);
                         e
                     },
-                    spec.usage,
+                    spec.usage.bits(),
                 );
                 desc.set_label(&spec.label);
                 if let Ok(texture) = gpu.device.raw().create_texture(&desc) {

@@ -2,6 +2,7 @@
 //! [`DemoApp`], every GPU object in [`Resources`], rebuilt after a loss.
 
 use std::cell::{Cell, RefCell};
+use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use crate::math;
 use web_sys::{
@@ -17,14 +18,12 @@ use web_sys::{
 };
 use webgpu_guard::fault::Fault;
 use webgpu_guard::payload::{f32_bytes, Payload};
-use webgpu_guard::web::alloc::{
-    COPY_DST, INDEX, RENDER_ATTACHMENT, STAGE_FRAGMENT, STAGE_VERTEX, TEXTURE_BINDING, UNIFORM,
-    VERTEX,
-};
+
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::GuardedDevice;
 use webgpu_guard::web::{
-    App, Binding, CommandEncoder, FrameInfo, Gpu, RenderPass, SamplerSpec, TextureSpec, Tracked,
+    App, Binding, CommandEncoder, FrameInfo, GpuContext, RenderPass, SamplerSpec, TextureSpec,
+    Tracked,
 };
 
 use crate::camera::OrbitCamera;
@@ -146,7 +145,7 @@ impl DemoApp {
                     GpuTextureFormat::Depth32float,
                     side,
                     side,
-                    RENDER_ATTACHMENT | TEXTURE_BINDING,
+                    TextureUsages::RENDER_ATTACHMENT | TextureUsages::TEXTURE_BINDING,
                 )
             })
             .collect()
@@ -264,11 +263,14 @@ fn back_face_culling() -> GpuPrimitiveState {
 impl App for DemoApp {
     type Resources = Resources;
 
-    async fn build(&self, gpu: &Gpu) -> Result<Resources, Fault> {
+    async fn build(&self, gpu: &GpuContext) -> Result<Resources, Fault> {
         let d: &GuardedDevice = &gpu.device;
         let (globals_layout, shadow_read_layout, shadow_pl, main_pl) = d
             .phase("layouts", || {
-                let uniform = GpuBindGroupLayoutEntry::new(0, STAGE_VERTEX | STAGE_FRAGMENT);
+                let uniform = GpuBindGroupLayoutEntry::new(
+                    0,
+                    (ShaderStages::VERTEX | ShaderStages::FRAGMENT).bits(),
+                );
                 let buffer = GpuBufferBindingLayout::new();
                 buffer.set_type(GpuBufferBindingType::Uniform);
                 uniform.set_buffer(&buffer);
@@ -276,11 +278,11 @@ impl App for DemoApp {
                     "globals-layout",
                     &GpuBindGroupLayoutDescriptor::new(&[uniform]),
                 )?;
-                let depth = GpuBindGroupLayoutEntry::new(0, STAGE_FRAGMENT);
+                let depth = GpuBindGroupLayoutEntry::new(0, ShaderStages::FRAGMENT.bits());
                 let texture = GpuTextureBindingLayout::new();
                 texture.set_sample_type(GpuTextureSampleType::Depth);
                 depth.set_texture(&texture);
-                let compare = GpuBindGroupLayoutEntry::new(1, STAGE_FRAGMENT);
+                let compare = GpuBindGroupLayoutEntry::new(1, ShaderStages::FRAGMENT.bits());
                 let sampler = GpuSamplerBindingLayout::new();
                 sampler.set_type(GpuSamplerBindingType::Comparison);
                 compare.set_sampler(&sampler);
@@ -367,24 +369,38 @@ impl App for DemoApp {
             storm_target,
         ) = d
             .phase("buffers", || {
-                let globals = d.create_buffer("globals", GLOBALS_BYTES, UNIFORM | COPY_DST)?;
-                let instances =
-                    d.create_buffer_init("instances", VERTEX, &self.instance_bytes(0.0))?;
-                let cube_vertices =
-                    d.create_buffer_init("cube-vertices", VERTEX, &f32_bytes(&self.cube.vertices))?;
-                let cube_indices =
-                    d.create_buffer_init("cube-indices", INDEX, &index_bytes(&self.cube.indices))?;
+                let globals = d.create_buffer(
+                    "globals",
+                    GLOBALS_BYTES,
+                    BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+                )?;
+                let instances = d.create_buffer_init(
+                    "instances",
+                    BufferUsages::VERTEX,
+                    &self.instance_bytes(0.0),
+                )?;
+                let cube_vertices = d.create_buffer_init(
+                    "cube-vertices",
+                    BufferUsages::VERTEX,
+                    &f32_bytes(&self.cube.vertices),
+                )?;
+                let cube_indices = d.create_buffer_init(
+                    "cube-indices",
+                    BufferUsages::INDEX,
+                    &index_bytes(&self.cube.indices),
+                )?;
                 let octa_vertices = d.create_buffer_init(
                     "octahedron-vertices",
-                    VERTEX,
+                    BufferUsages::VERTEX,
                     &f32_bytes(&self.octahedron.vertices),
                 )?;
                 let octa_indices = d.create_buffer_init(
                     "octahedron-indices",
-                    INDEX,
+                    BufferUsages::INDEX,
                     &index_bytes(&self.octahedron.indices),
                 )?;
-                let storm_target = d.create_buffer("storm-target", STORM_TARGET_BYTES, COPY_DST)?;
+                let storm_target =
+                    d.create_buffer("storm-target", STORM_TARGET_BYTES, BufferUsages::COPY_DST)?;
                 Ok((
                     globals,
                     instances,
@@ -414,7 +430,7 @@ impl App for DemoApp {
                     GpuTextureFormat::Depth24plus,
                     self.size.0,
                     self.size.1,
-                    RENDER_ATTACHMENT,
+                    TextureUsages::RENDER_ATTACHMENT,
                 ))?;
                 let depth_view = depth.create_view()?;
                 let shadow_view = shadow_map.create_view()?;
@@ -480,7 +496,7 @@ impl App for DemoApp {
         })
     }
 
-    fn frame(&self, gpu: &Gpu, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+    fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
         if !self.still {
             if let Some(last) = self.last_frame_ms.get() {
                 let dt = ((info.time_ms - last) / 1000.0).clamp(0.0, 0.1);

@@ -1,6 +1,7 @@
 //! The particles application and its page.
 
 use std::rc::Rc;
+use webgpu_guard::usage::{BufferUsages, ShaderStages};
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -10,10 +11,10 @@ use web_sys::{
     GpuLoadOp, GpuPipelineLayoutDescriptor, GpuProgrammableStage, GpuRenderPassColorAttachment,
     GpuRenderPassDescriptor, GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
 };
-use webgpu_guard::web::alloc::{STAGE_COMPUTE, STAGE_VERTEX, STORAGE};
+
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, Binding, FrameInfo, Gpu, Runtime, Tracked};
+use webgpu_guard::web::{App, Binding, FrameInfo, GpuContext, Runtime, Tracked};
 use webgpu_guard::Fault;
 
 const FILL_WGSL: &str = "
@@ -70,7 +71,7 @@ pub struct Resources {
 impl App for Particles {
     type Resources = Resources;
 
-    async fn build(&self, gpu: &Gpu) -> Result<Resources, Fault> {
+    async fn build(&self, gpu: &GpuContext) -> Result<Resources, Fault> {
         let d = &gpu.device;
         let fill_module = d.create_shader_module("fill", FILL_WGSL, &[]).await?;
         let draw_module = d.create_shader_module("draw", DRAW_WGSL, &[]).await?;
@@ -78,7 +79,8 @@ impl App for Particles {
         // One labelled phase for the objects that need no await.
         let (field, compute_group, render_group, compute_layout, render_layout) = d
             .phase("buffers and layouts", || {
-                let field = d.create_buffer("field", u64::from(self.count) * 16, STORAGE)?;
+                let field =
+                    d.create_buffer("field", u64::from(self.count) * 16, BufferUsages::STORAGE)?;
                 let layout = |label: &str, stage: u32, kind: GpuBufferBindingType| {
                     let buffer = GpuBufferBindingLayout::new();
                     buffer.set_type(kind);
@@ -86,10 +88,14 @@ impl App for Particles {
                     entry.set_buffer(&buffer);
                     d.create_bind_group_layout(label, &GpuBindGroupLayoutDescriptor::new(&[entry]))
                 };
-                let compute = layout("fill-layout", STAGE_COMPUTE, GpuBufferBindingType::Storage)?;
+                let compute = layout(
+                    "fill-layout",
+                    ShaderStages::COMPUTE,
+                    GpuBufferBindingType::Storage,
+                )?;
                 let render = layout(
                     "draw-layout",
-                    STAGE_VERTEX,
+                    ShaderStages::VERTEX,
                     GpuBufferBindingType::ReadOnlyStorage,
                 )?;
                 let group = |label: &str, layout: &web_sys::GpuBindGroupLayout| {
@@ -150,7 +156,7 @@ impl App for Particles {
         })
     }
 
-    fn frame(&self, gpu: &Gpu, r: &Resources, _: &FrameInfo) -> Result<(), Fault> {
+    fn frame(&self, gpu: &GpuContext, r: &Resources, _: &FrameInfo) -> Result<(), Fault> {
         let view = gpu.context.get_current_texture()?.create_view()?;
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             GpuLoadOp::Clear,

@@ -16,7 +16,7 @@ use crate::fault::{Fault, FaultKind};
 use crate::supervisor::{Event, InitFailure};
 use crate::web::crash;
 use crate::web::device::GuardedDevice;
-use crate::web::init::{self, Gpu};
+use crate::web::init::{self, GpuContext};
 use crate::web::js::now_ms;
 use crate::web::lost::watch_lost;
 
@@ -172,15 +172,15 @@ impl<A: App> Inner<A> {
             *slot = adapter_name.clone();
         }
         let t3 = now_ms();
-        let gpu = Gpu {
+        let gpu = GpuContext {
             adapter_name,
             device: device.clone(),
             context,
             format,
             canvas: this.canvas.clone(),
             generation,
-            listener: net,
-            lost_watch: lost,
+            _listener: net,
+            _lost_watch: lost,
         };
         // Through the trampoline: a `build` that throws through WebAssembly or
         // panics ends here instead of never returning.

@@ -18,7 +18,7 @@ mod enabled {
     use crate::chaos::Injection;
     use crate::supervisor::Event;
     use crate::web::context::GuardContext;
-    use crate::web::init::Gpu;
+    use crate::web::init::GpuContext;
     use crate::web::inject::BuildFault;
     use crate::web::js::now_ms;
 
@@ -122,7 +122,7 @@ mod enabled {
     impl<A: App> Inner<A> {
         /// Counts a frame towards a loss due after some frames; when it is due,
         /// injects it and returns true (the frame is not drawn).
-        pub(crate) fn injected_loss_due(this: &Rc<Self>, gpu: &Gpu) -> bool {
+        pub(crate) fn injected_loss_due(this: &Rc<Self>, gpu: &GpuContext) -> bool {
             match this.injections.lose_after.get() {
                 Some(left) if left <= 1 => {
                     this.injections.lose_after.set(None);
@@ -137,7 +137,7 @@ mod enabled {
             }
         }
 
-        fn inject_loss(this: &Rc<Self>, gpu: &Gpu) {
+        fn inject_loss(this: &Rc<Self>, gpu: &GpuContext) {
             let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
             handle.mark_injected_loss();
             gpu.device.mark_lost();
@@ -205,7 +205,7 @@ mod disabled {
 
     use super::super::{App, Inner};
     use crate::web::context::GuardContext;
-    use crate::web::init::Gpu;
+    use crate::web::init::GpuContext;
 
     /// Without the feature nothing is ever pending.
     #[derive(Default)]
@@ -218,7 +218,7 @@ mod disabled {
     }
 
     impl<A: App> Inner<A> {
-        pub(crate) fn injected_loss_due(_this: &Rc<Self>, _gpu: &Gpu) -> bool {
+        pub(crate) fn injected_loss_due(_this: &Rc<Self>, _gpu: &GpuContext) -> bool {
             false
         }
     }

@@ -32,7 +32,7 @@ use crate::supervisor::{
 use crate::web::context::{DiagnosticsLevel, GuardContext};
 use crate::web::crash;
 use crate::web::device::GuardedDevice;
-use crate::web::init::{Gpu, InitOptions};
+use crate::web::init::{GpuContext, InitOptions};
 use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
 use crate::web::net::ErrorNet;
@@ -51,10 +51,15 @@ pub trait App: 'static {
     type Resources: 'static;
 
     /// Builds the resources on a fresh device. Called on start and after each loss.
-    fn build(&self, gpu: &Gpu) -> impl Future<Output = Result<Self::Resources, Fault>>;
+    fn build(&self, gpu: &GpuContext) -> impl Future<Output = Result<Self::Resources, Fault>>;
 
     /// Records and submits one frame. Runs inside the frame's error scopes.
-    fn frame(&self, gpu: &Gpu, resources: &Self::Resources, info: &FrameInfo) -> Result<(), Fault>;
+    fn frame(
+        &self,
+        gpu: &GpuContext,
+        resources: &Self::Resources,
+        info: &FrameInfo,
+    ) -> Result<(), Fault>;
 }
 
 /// What a frame knows about itself.
@@ -78,7 +83,7 @@ pub struct RuntimeOptions {
 }
 
 struct Live<R> {
-    gpu: Gpu,
+    gpu: GpuContext,
     resources: R,
     frames: Cell<u64>,
 }
@@ -98,7 +103,7 @@ struct Arrival {
 /// Resources an attempt built, waiting for the supervisor's word.
 struct Built<R> {
     generation: u64,
-    gpu: Gpu,
+    gpu: GpuContext,
     resources: R,
 }
 
@@ -146,13 +151,13 @@ struct Inner<A: App> {
 ///
 /// ```no_run
 /// # use std::rc::Rc;
-/// # use webgpu_guard::web::{App, Gpu, FrameInfo, Runtime};
+/// # use webgpu_guard::web::{App, GpuContext, FrameInfo, Runtime};
 /// # use webgpu_guard::web::runtime::RuntimeOptions;
 /// # struct MyApp;
 /// # impl App for MyApp {
 /// #     type Resources = ();
-/// #     async fn build(&self, _: &Gpu) -> Result<(), webgpu_guard::Fault> { Ok(()) }
-/// #     fn frame(&self, _: &Gpu, _: &(), _: &FrameInfo) -> Result<(), webgpu_guard::Fault> { Ok(()) }
+/// #     async fn build(&self, _: &GpuContext) -> Result<(), webgpu_guard::Fault> { Ok(()) }
+/// #     fn frame(&self, _: &GpuContext, _: &(), _: &FrameInfo) -> Result<(), webgpu_guard::Fault> { Ok(()) }
 /// # }
 /// # fn demo(canvas: web_sys::HtmlCanvasElement) {
 /// let runtime = Runtime::new(Rc::new(MyApp), canvas, RuntimeOptions::default());
@@ -299,7 +304,7 @@ impl<A: App> Runtime<A> {
     }
 
     /// Runs `f` on the live GPU state, if the device is running.
-    pub fn with_live<R>(&self, f: impl FnOnce(&Gpu, &A::Resources) -> R) -> Option<R> {
+    pub fn with_live<R>(&self, f: impl FnOnce(&GpuContext, &A::Resources) -> R) -> Option<R> {
         let live = self.inner.live.try_borrow().ok()?.clone()?;
         Some(f(&live.gpu, &live.resources))
     }
@@ -719,7 +724,7 @@ impl<A: App> Inner<A> {
 
     /// Lets `gpu`'s device go; unconfigures the canvas only if that device still
     /// owns it (an old attempt must not unconfigure a newer device's canvas).
-    fn release(this: &Rc<Self>, gpu: &Gpu) {
+    fn release(this: &Rc<Self>, gpu: &GpuContext) {
         if this.canvas_owner.get() == Some(gpu.generation) {
             this.canvas_owner.set(None);
             gpu.release();
