@@ -52,10 +52,37 @@ if ! "$GECKODRIVER" --version 2>/dev/null | grep -q "geckodriver $GECKODRIVER_VE
   cargo install -q geckodriver --version "$GECKODRIVER_VERSION" --locked
 fi
 
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION"; then
-  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2 minutes)"
+# wasm-bindgen-test-runner serves the test page with tiny_http 0.12.0, whose
+# task pool can strand a request: two connections accepted together both see
+# one idle thread, only one is woken, and the other waits with no thread
+# while the busy ones block on idle keep-alive connections. Chromium opens six
+# at once, so on a machine with few cores the page hangs at "Loading
+# scripts..." until a connection closes (minutes). The runner is built with a
+# one-line fix (a new thread whenever the idle threads are all spoken for),
+# applied to tiny_http's own source from the registry; a stamp says so.
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+RUNNER_STAMP="$CARGO_BIN/.wasm-bindgen-cli-$WASM_BINDGEN_VERSION-tiny-http-fixed"
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION" || [ ! -f "$RUNNER_STAMP" ]; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION with tiny_http's task-pool fix (about 2 minutes)"
+  fetch="$ROOT/target/tiny-http-source"
+  mkdir -p "$fetch/src"
+  printf '[package]\nname = "tiny-http-source"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ntiny_http = "=0.12.0"\n\n[workspace]\n' > "$fetch/Cargo.toml"
+  : > "$fetch/src/lib.rs"
+  cargo fetch -q --manifest-path "$fetch/Cargo.toml"
+  source_dir=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/tiny_http-0.12.0 | head -n 1)
+  patched="$ROOT/target/tiny_http-0.12.0-fixed"
+  rm -rf "$patched"
+  cp -r "$source_dir" "$patched"
+  sed -i 's/if self.sharing.waiting_tasks.load(Ordering::Acquire) == 0 {/if self.sharing.waiting_tasks.load(Ordering::Acquire) <= queue.len() {/' \
+    "$patched/src/util/task_pool.rs"
+  grep -q 'waiting_tasks.load(Ordering::Acquire) <= queue.len()' "$patched/src/util/task_pool.rs"
   # No --locked: one transitive version of its lock file is missing from the registry.
-  cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  if ! cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
+    --config "patch.crates-io.tiny_http.path=\"$patched\"" > "$ROOT/target/wasm-bindgen-install.log" 2>&1; then
+    cat "$ROOT/target/wasm-bindgen-install.log" >&2
+    exit 1
+  fi
+  touch "$RUNNER_STAMP"
 fi
 
 if ! trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION"; then
@@ -72,7 +99,6 @@ fi
 # Next to trunk, so that a plain `trunk serve` / `trunk build --release` in any
 # shell finds it (trunk is offline and never downloads it). A working link of the
 # same version (another checkout's) is left as it is.
-CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 if ! "$CARGO_BIN/wasm-opt" --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
   ln -sf "$LOCAL_WASM_OPT" "$CARGO_BIN/wasm-opt"
 fi

@@ -1,24 +1,72 @@
 //! # webgpu-guard
 //!
-//! WebGPU for Rust in the browser that cannot break silently.
+//! WebGPU for Rust in the browser that cannot break silently: error scopes that
+//! always pop, labelled and rate-limited diagnostics, and exact recovery after a
+//! device loss.
 //!
-//! WebGPU never throws for bad input: it returns invalid objects, reports errors
-//! asynchronously and a lost device looks like a healthy one with a black canvas.
-//! This crate turns that silence into labelled, rate-limited diagnostics and into
-//! exact recovery:
+//! An application needs five types, all in `prelude`:
 //!
-//! * error scopes that always pop ([`web::scope`]), per phase, per frame and per call,
-//!   with every WebGPU call made through a binding that catches;
-//! * a labelling, counting allocator ([`ledger`], [`web::alloc`]);
-//! * shader diagnostics with carets ([`shader_diag`]);
-//! * the uncaptured-error net with rate limiting and telemetry ([`rate_limit`],
-//!   [`telemetry`], [`web::net`]);
-//! * a device-loss supervisor with backoff and idempotent re-init ([`supervisor`],
-//!   [`backoff`], [`web::runtime`]);
-//! * an out-of-memory ladder ([`web::ladder`]) and checked binary payloads ([`payload`]).
+//! * `App`: your application. Its value holds the state that survives a loss
+//!   (camera, scene); its `Resources` hold every GPU object, built by `build` on
+//!   each new device and used by `frame`;
+//! * `Runtime`: runs an `App` on a canvas: init, frame loop, loss supervision,
+//!   backoff, fallback; once started it keeps itself alive until `stop()`;
+//! * `GpuContext`: what `build` and `frame` draw with (the device, the canvas
+//!   context and its format);
+//! * `GuardedDevice`: the device wrapper: labelled, counted creations,
+//!   `phase` scopes, async pipelines, shader diagnostics;
+//! * `Fault`: every error, naming its kind, phase and object.
 //!
-//! Everything that needs no browser is plain Rust and is tested on the host; the
-//! browser layer lives in [`web`] and only builds for `wasm32`.
+#![cfg_attr(
+    target_arch = "wasm32",
+    doc = r#"
+```no_run
+use webgpu_guard::prelude::*;
+
+struct Hello;
+struct Resources {
+    uniforms: Tracked<web_sys::GpuBuffer>,
+}
+
+impl App for Hello {
+    type Resources = Resources;
+
+    async fn build(&self, gpu: &GpuContext) -> Result<Resources, Fault> {
+        let device = &gpu.device;
+        let uniforms = device
+            .phase("buffers", || {
+                device.create_buffer("uniforms", 256, BufferUsages::UNIFORM | BufferUsages::COPY_DST)
+            })
+            .await?;
+        Ok(Resources { uniforms })
+    }
+
+    fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+        let time = [info.time_ms as f32; 4];
+        let bytes: Vec<u8> = time.iter().flat_map(|t| t.to_le_bytes()).collect();
+        gpu.device.queue().write_buffer_with_u32_and_u8_slice(&r.uniforms, 0, &bytes)?;
+        Ok(())
+    }
+}
+
+fn main() {
+    match Runtime::on_canvas_id(Hello, "canvas", RuntimeOptions::default()) {
+        Ok(runtime) => {
+            runtime.on_fallback(|f| web_sys::console::error_1(&f.message().into()));
+            runtime.expose_console(); // matarGPU(), gpuStatus(), ...
+            runtime.start();
+        }
+        Err(fault) => web_sys::console::error_1(&fault.to_string().into()),
+    }
+}
+```
+"#
+)]
+//! `examples/hello` draws a triangle the same way. Everything that needs no
+//! browser (rate limiting, backoff, the supervisor, message formatting) is plain
+//! Rust tested on the host; the browser layer, `web`, builds for `wasm32` only
+//! and needs `--cfg=web_sys_unstable_apis` (web-sys keeps WebGPU behind it):
+//! build these docs with `cargo doc --target wasm32-unknown-unknown`.
 
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
@@ -27,11 +75,14 @@ pub mod backoff;
 #[cfg(feature = "fault-injection")]
 pub mod chaos;
 pub mod fault;
+#[doc(hidden)]
 pub mod fault_log;
+#[doc(hidden)]
 pub mod formats;
 pub mod frame_sampling;
 pub mod ledger;
 pub mod payload;
+#[doc(hidden)]
 pub mod rate_limit;
 pub mod sanitize;
 pub mod shader_diag;
@@ -55,3 +106,15 @@ pub(crate) fn test_uniform(seed: u64) -> impl FnMut() -> f64 {
 }
 
 pub use fault::{CallSite, Fault, FaultKind, Origin};
+
+/// What an application needs, in one import: `use webgpu_guard::prelude::*;`.
+#[cfg(target_arch = "wasm32")]
+pub mod prelude {
+    pub use crate::fault::{Fault, FaultKind};
+    pub use crate::supervisor::Fallback;
+    pub use crate::usage::{BufferUsages, ShaderStages, TextureUsages};
+    pub use crate::web::{
+        nullable, App, DiagnosticsLevel, FrameInfo, GpuContext, GuardedDevice, Runtime,
+        RuntimeOptions, Tracked, WeakRuntime,
+    };
+}

@@ -609,6 +609,61 @@ async fn bad_console_input_gets_a_usage_line_and_changes_nothing(browser: Browse
     Ok(())
 }
 
+on_both!(the_readme_s_hello_app_renders_and_survives_every_loss);
+/// `examples/hello`, the README's app verbatim: it draws its triangle, comes back
+/// identical after `matarGPU()` (on a new device: a stalled picture on the way is
+/// recovered too, never accepted) and, on Chromium, after a GPU-process crash.
+async fn the_readme_s_hello_app_renders_and_survives_every_loss(browser: Browser) -> TestResult {
+    let s = session(browser, Flags::WebGpuCrashes).await?;
+    s.driver.goto(s.server.url("hello/index.html")).await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.element_image("canvas").await?;
+    let orange = image_before
+        .rgba
+        .chunks(4)
+        .filter(|p| p[0] > 200 && p[1] > 100 && p[1] < 180 && p[2] < 60)
+        .count();
+    assert!(orange > 20_000, "the triangle covers only {orange} pixels");
+    s.eval("window.matarGPU(); return true").await?;
+    let after = s
+        .wait_for("running on a new device with new frames", 60, |st| {
+            st["state"] == "running"
+                && st["generation"].as_u64().unwrap_or(0) >= 2
+                && st["recoveries"].as_u64().unwrap_or(0) >= 1
+        })
+        .await?;
+    let generation = after["generation"].as_u64().unwrap_or(2);
+    let after = s.wait_running(generation).await?;
+    assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+    assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
+    let image_after = s.element_image("canvas").await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_after, "hello-matar"),
+        0,
+        "the triangle differs after matarGPU()"
+    );
+    if browser == Browser::Chromium {
+        s.crash_gpu_process().await?;
+        s.wait_for("a new device after the crash", 60, |st| {
+            st["state"] == "running" && st["generation"].as_u64().unwrap_or(0) > generation
+        })
+        .await?;
+        let crashed = s.status().await?["generation"].as_u64().unwrap_or(0);
+        s.wait_running(crashed).await?;
+        let image_crash = s.element_image("canvas").await?;
+        assert_eq!(
+            image_before.differing_pixels_saved(&image_crash, "hello-crash"),
+            0,
+            "the triangle differs after a GPU-process crash"
+        );
+    }
+    let errors = s.status().await?["errors"].clone();
+    assert_eq!(errors["validation"], 0, "{errors}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(gpu_only_data_is_recomputed_after_matar_and_after_a_crash);
 async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash(browser: Browser) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;

@@ -1,27 +1,139 @@
-//! The README's usage snippet is the particles example, abridged: every line of
-//! it is in the example, in order, so it cannot drift.
+//! The front door: the README shows `examples/hello` whole, character for
+//! character, and the declared `rust-version` covers every dependency.
 #![cfg(not(target_arch = "wasm32"))]
 
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fenced block right after the line naming `file` in the README.
+fn readme_block(readme: &str, file: &str) -> String {
+    let marker = format!("`examples/hello/{file}`:\n");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("the README does not name examples/hello/{file}"))
+        .1;
+    let body = after
+        .trim_start_matches('\n')
+        .split_once('\n')
+        .filter(|(fence, _)| fence.starts_with("```"))
+        .unwrap_or_else(|| panic!("no fenced block after examples/hello/{file}"))
+        .1;
+    let end = body
+        .find("\n```\n")
+        .unwrap_or_else(|| panic!("the block of examples/hello/{file} is not closed"));
+    body[..end + 1].to_string()
+}
+
 #[test]
-fn the_readme_snippet_is_in_the_particles_example() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let example = std::fs::read_to_string(root.join("examples/particles/src/app.rs")).unwrap();
-    let section = readme
-        .split("## Using the library")
-        .nth(1)
-        .expect("a usage section");
-    let snippet = section
-        .split("```rust\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a rust block");
-    let lines: Vec<&str> = example.lines().map(str::trim).collect();
-    let mut at = 0;
-    for wanted in snippet.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        match lines[at..].iter().position(|l| *l == wanted) {
-            Some(found) => at += found + 1,
-            None => panic!("README line not in the example (in order): {wanted}"),
+fn the_readme_shows_the_hello_example_whole_and_exactly() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for file in [
+        "Cargo.toml",
+        ".cargo/config.toml",
+        "index.html",
+        "src/main.rs",
+    ] {
+        let example = std::fs::read_to_string(root().join("examples/hello").join(file)).unwrap();
+        let shown = readme_block(&readme, file);
+        if shown != example {
+            let line = shown
+                .lines()
+                .zip(example.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(shown.lines().count().min(example.lines().count()));
+            panic!(
+                "the README's examples/hello/{file} differs from the file at line {}",
+                line + 1
+            );
         }
     }
+    // The example's source is all there is: no other file to copy.
+    let mut sources: Vec<_> = std::fs::read_dir(root().join("examples/hello/src"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    sources.sort();
+    assert_eq!(sources, ["main.rs"]);
+}
+
+#[test]
+fn the_readme_stays_short_and_speaks_of_the_present() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 230,
+        "{} lines",
+        readme.lines().count()
+    );
+    for word in ["today", "this machine", "2026", "since the last"] {
+        assert!(!readme.contains(word), "the README says {word:?}");
+    }
+}
+
+fn version(text: &str) -> (u32, u32) {
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+#[test]
+fn the_declared_rust_version_covers_every_dependency() {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--filter-platform"])
+        .arg("wasm32-unknown-unknown")
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let ours = packages
+        .iter()
+        .find(|p| p["name"] == "webgpu-guard")
+        .and_then(|p| p["rust_version"].as_str())
+        .expect("webgpu-guard declares rust-version");
+    // What the library needs to build, for the browser: its normal
+    // dependencies and theirs.
+    let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
+    let node = |id: &str| nodes.iter().find(|n| n["id"] == id).unwrap();
+    let root_id = packages
+        .iter()
+        .find(|p| p["name"] == "webgpu-guard")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stack = vec![root_id];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        for dep in node(&id)["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].is_null() || k["kind"] == "build");
+            if normal {
+                stack.push(dep["pkg"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    for id in &seen {
+        let package = packages.iter().find(|p| p["id"] == *id.as_str()).unwrap();
+        if let Some(needed) = package["rust_version"].as_str() {
+            assert!(
+                version(needed) <= version(ours),
+                "{} needs Rust {needed}, webgpu-guard declares {ours}",
+                package["name"]
+            );
+        }
+    }
+    assert!(seen.len() > 5, "{seen:?}");
 }

@@ -17,7 +17,6 @@ use webgpu_guard::ledger::ObjectKind;
 use webgpu_guard::shader_diag::MessageType;
 
 use webgpu_guard::web::init;
-use webgpu_guard::web::lost::watch_lost;
 use webgpu_guard::web::net::JsFunctionSink;
 use webgpu_guard::web::scope::{pop_unmatched, wait_all, Filter, ScopeSet};
 use webgpu_guard::web::{
@@ -181,9 +180,7 @@ async fn destroy_resolves_lost_with_reason_destroyed() {
     let d = device().await;
     let seen: Rc<RefCell<Option<(String, String)>>> = Rc::default();
     let s = seen.clone();
-    let watched = d.clone();
-    let _watch = watch_lost(d.raw(), move |reason, message| {
-        watched.mark_lost();
+    let _watch = d.watch_lost(move |reason, message| {
         *s.borrow_mut() = Some((reason.as_str().to_string(), message));
     });
     d.destroy();
@@ -653,8 +650,7 @@ async fn the_oom_ladder_degrades_to_a_size_that_fits() {
 #[wasm_bindgen_test]
 async fn a_lost_device_pop_is_not_mistaken_for_success() {
     let d = device().await;
-    let watched = d.clone();
-    let _watch = watch_lost(d.raw(), move |_, _| watched.mark_lost());
+    let _watch = d.watch_lost(|_, _| {});
     d.destroy();
     wait_until("lost", || d.is_lost()).await;
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
@@ -1229,7 +1225,7 @@ async fn call_sites_propagate_through_the_public_api() {
     assert_eq!(error.fault.origin.call_site.map(|s| s.line), Some(line));
 
     d.set_level(DiagnosticsLevel::PerCall);
-    let line = line!() + 1;
+    let line = line!() + 2;
     let work = || {
         d.create_buffer_init(
             "site-init",

@@ -123,8 +123,18 @@ impl GuardedDevice {
     }
 
     /// Records that this device is lost (the loss watcher calls this).
-    pub fn mark_lost(&self) {
+    pub(crate) fn mark_lost(&self) {
         self.inner.handle.mark_lost();
+    }
+
+    /// Calls `on_lost(reason, message)` once when this device is lost, after
+    /// marking it lost; dropping the guard disarms it. The watcher holds no
+    /// reference to the device.
+    pub fn watch_lost(
+        &self,
+        on_lost: impl FnOnce(crate::supervisor::LossReason, String) + 'static,
+    ) -> crate::web::lost::LostWatch {
+        self.inner.handle.watch_lost(on_lost)
     }
 
     /// The current frame number.

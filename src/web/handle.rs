@@ -6,7 +6,9 @@ use std::rc::Rc;
 
 use web_sys::GpuDevice;
 
+use crate::supervisor::LossReason;
 use crate::web::context::GuardContext;
+use crate::web::lost::{watch_lost, LostWatch};
 
 /// What runs when a probe finds the device lost.
 type FoundLostHook = Rc<dyn Fn()>;
@@ -59,7 +61,7 @@ impl DeviceHandle {
     }
 
     /// Records that the device is lost.
-    pub fn mark_lost(&self) {
+    pub(crate) fn mark_lost(&self) {
         self.lost.set(true);
     }
 
@@ -89,8 +91,28 @@ impl DeviceHandle {
 
     /// Records that the device's loss was injected (reported as a browser-caused
     /// loss, reason `unknown`).
-    pub fn mark_injected_loss(&self) {
+    pub(crate) fn mark_injected_loss(&self) {
         self.injected_loss.set(true);
+    }
+
+    /// Calls `on_lost(reason, message)` once when the device is lost, after
+    /// marking it lost (an injected loss reads as reason `unknown`). The watcher
+    /// holds the lost flags only, never the device.
+    pub(crate) fn watch_lost(
+        &self,
+        on_lost: impl FnOnce(LossReason, String) + 'static,
+    ) -> LostWatch {
+        let lost = self.lost.clone();
+        let injected = self.injected_loss.clone();
+        watch_lost(&self.raw, move |reason, message| {
+            lost.set(true);
+            let reason = if injected.get() {
+                LossReason::Unknown
+            } else {
+                reason
+            };
+            on_lost(reason, message)
+        })
     }
 
     /// Whether `other` wraps the same device (the same handle, cloned).

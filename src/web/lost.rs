@@ -1,6 +1,6 @@
 //! Watches `device.lost`, which resolves (never rejects) when the device dies.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use web_sys::GpuDevice;
@@ -8,12 +8,26 @@ use web_sys::GpuDevice;
 use crate::supervisor::LossReason;
 use crate::web::js::enum_str;
 
-/// Keeps a `lost` watcher armed; dropping it disarms the callback (the promise
-/// itself cannot be unsubscribed from).
+type OnLost = Box<dyn FnOnce(LossReason, String)>;
+
+/// Keeps a `lost` watcher armed; dropping it disarms it and lets go of the
+/// callback, and so of whatever the callback holds (the promise itself cannot be
+/// unsubscribed from, and on some engines a retired device's `lost` never
+/// resolves: nothing of the device may wait on it).
 #[must_use = "the watcher is disarmed when dropped"]
-#[derive(Debug)]
 pub struct LostWatch {
-    armed: Rc<Cell<bool>>,
+    callback: Rc<RefCell<Option<OnLost>>>,
+}
+
+impl std::fmt::Debug for LostWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let armed = self
+            .callback
+            .try_borrow()
+            .map(|c| c.is_some())
+            .unwrap_or(true);
+        f.debug_struct("LostWatch").field("armed", &armed).finish()
+    }
 }
 
 impl LostWatch {
@@ -25,27 +39,36 @@ impl LostWatch {
 
 impl Drop for LostWatch {
     fn drop(&mut self) {
-        self.armed.set(false);
+        let callback = self
+            .callback
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut c| c.take());
+        drop(callback);
     }
 }
 
 /// Calls `on_lost(reason, message)` once when `device` is lost, unless the returned
-/// guard was dropped first.
+/// guard was dropped first. The watcher holds the `lost` promise only, never the
+/// device.
 pub fn watch_lost(
     device: &GpuDevice,
     on_lost: impl FnOnce(LossReason, String) + 'static,
 ) -> LostWatch {
-    let armed = Rc::new(Cell::new(true));
-    let still_armed = armed.clone();
+    let callback: Rc<RefCell<Option<OnLost>>> = Rc::new(RefCell::new(Some(Box::new(on_lost))));
+    let armed = Rc::downgrade(&callback);
     let lost = device.lost();
     wasm_bindgen_futures::spawn_local(async move {
         let (reason, message) = match lost.await {
             Ok(info) => (LossReason::parse(&enum_str(info.reason())), info.message()),
             Err(e) => (LossReason::Unknown, crate::web::js::describe(&e)),
         };
-        if still_armed.get() {
+        let callback = armed
+            .upgrade()
+            .and_then(|slot| slot.try_borrow_mut().ok().and_then(|mut c| c.take()));
+        if let Some(on_lost) = callback {
             on_lost(reason, message);
         }
     });
-    LostWatch { armed }
+    LostWatch { callback }
 }

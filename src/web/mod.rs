@@ -10,22 +10,28 @@
 
 pub mod alloc;
 mod catching;
+#[doc(hidden)]
 pub mod classify;
 pub mod context;
+#[doc(hidden)]
 pub mod crash;
 pub mod descriptors;
 pub mod device;
 pub mod encoder;
 pub mod engine;
 pub mod frame;
+#[doc(hidden)]
 pub mod handle;
 pub mod init;
 #[cfg(feature = "fault-injection")]
 pub mod inject;
+#[doc(hidden)]
 pub mod js;
 pub mod ladder;
 pub mod listener;
+#[doc(hidden)]
 pub mod log;
+#[doc(hidden)]
 pub mod lost;
 pub mod net;
 mod phase;
@@ -33,9 +39,12 @@ pub mod pipeline;
 pub mod runtime;
 pub mod scope;
 pub mod shader;
+#[doc(hidden)]
 pub mod text;
+#[doc(hidden)]
 pub mod wait;
 
+pub use crate::fault_log::NetStats;
 pub use alloc::{GpuResource, TextureSpec, Tracked};
 pub use context::{DiagnosticsLevel, GuardContext};
 pub use descriptors::{Binding, SamplerSpec};
@@ -43,7 +52,8 @@ pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use frame::FrameScope;
 pub use init::{GpuContext, InitOptions};
+pub use js::nullable;
 pub use listener::EventListener;
-pub use net::{ErrorNet, NetStats};
+pub use net::ErrorNet;
 pub use runtime::{App, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};

@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use web_sys::GpuDevice;
 
 use crate::fault::{label_in_message, Fault, FaultKind};
-pub use crate::fault_log::NetStats;
+use crate::fault_log::NetStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::sanitize::Sanitizer;

@@ -18,7 +18,6 @@ use crate::web::crash;
 use crate::web::device::GuardedDevice;
 use crate::web::init::{self, GpuContext};
 use crate::web::js::now_ms;
-use crate::web::lost::watch_lost;
 
 use super::{App, Arrival, Built, InitTimings, Inner};
 
@@ -110,17 +109,11 @@ impl<A: App> Inner<A> {
                 Verdict::Pending => yield_now().await,
             }
         };
-        // Armed before the canvas is configured.
+        // Armed before the canvas is configured. It holds neither the device
+        // nor the runtime: a retired device whose `lost` never resolves (Gecko,
+        // where `destroy()` is not called) is left to the garbage collector.
         let weak: Weak<Self> = Rc::downgrade(this);
-        let watched = device.clone();
-        let lost = watch_lost(&raw, move |reason, message| {
-            watched.mark_lost();
-            let handle: &crate::web::handle::DeviceHandle = watched.as_ref();
-            let reason = if handle.injected_loss() {
-                crate::supervisor::LossReason::Unknown
-            } else {
-                reason
-            };
+        let lost = device.watch_lost(move |reason, message| {
             if let Some(runtime) = weak.upgrade() {
                 runtime.context.net().note(&format!(
                     "device {generation} lost (reason {}): {message}",

@@ -11,6 +11,7 @@
 //! never on a borrowed state. No `RefCell` borrow is held while application code
 //! runs.
 
+mod console;
 mod frame_loop;
 mod init_sequence;
 mod injection;
@@ -23,6 +24,7 @@ use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
@@ -213,6 +215,32 @@ impl<A: App> std::fmt::Debug for Runtime<A> {
 }
 
 impl<A: App> Runtime<A> {
+    /// Creates the runtime on the page's `<canvas id="{id}">`; `Err` naming the
+    /// id when there is no such element or it is not a canvas.
+    pub fn on_canvas_id(app: A, id: &str, options: RuntimeOptions) -> Result<Self, Fault> {
+        let element = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(id));
+        let Some(element) = element else {
+            return Err(Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "the page has no element with id \"{id}\" (a <canvas id=\"{id}\"> is needed)"
+                ),
+            ));
+        };
+        match element.dyn_into::<HtmlCanvasElement>() {
+            Ok(canvas) => Ok(Runtime::new(Rc::new(app), canvas, options)),
+            Err(other) => Err(Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "the element with id \"{id}\" is a <{}>, not a <canvas>",
+                    other.tag_name().to_lowercase()
+                ),
+            )),
+        }
+    }
+
     /// Creates the runtime; nothing happens until [`Runtime::start`].
     #[must_use = "a runtime does nothing until it is started"]
     pub fn new(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
