@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian machine lacks and skips what is already there:
-# the wasm target, Chromium and ChromeDriver, Firefox ESR and Mesa's Vulkan drivers
+# Installs what a fresh Debian machine lacks and skips what is already there.
+# Prerequisites: Rust through rustup (checked first; the script says how to
+# install it) and root or sudo. Installed: Node.js and npm if missing, the wasm target, Chromium and ChromeDriver, Firefox ESR and Mesa's Vulkan drivers
 # (Debian), wasm-bindgen-cli at the version pinned in Cargo.toml, trunk 0.21.14,
 # geckodriver 0.37.1, and wasm-opt (binaryen 132 from npm).
 # Nothing is downloaded from outside the package registries.
@@ -29,6 +30,24 @@ say() { echo "[setup] $*" >&2; }
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
+
+# Rust comes from rustup (the wasm target is added through it); nothing else can
+# install it for us. Said first and plainly, before anything is changed.
+if ! command -v cargo >/dev/null 2>&1 || ! command -v rustup >/dev/null 2>&1; then
+  say "Rust is missing: install it with rustup first (https://rustup.rs), for example"
+  say "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y && . \"\$HOME/.cargo/env\""
+  say "then run this again (Rust 1.87 or newer)."
+  return 1 2>/dev/null || exit 1
+fi
+if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
+  say "packages are installed with apt-get: run this as root or install sudo"
+  return 1 2>/dev/null || exit 1
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  say "installing Node.js and npm from Debian (for wasm-opt)"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nodejs npm >/dev/null
+fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"

@@ -5,13 +5,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use webgpu_guard::usage::BufferUsages;
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use webgpu_guard::fault::Fault;
+use webgpu_guard::usage::BufferUsages;
 
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};

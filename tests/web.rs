@@ -4,7 +4,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::prelude::*;
@@ -15,6 +14,7 @@ use webgpu_guard::fault::{Fault, FaultKind};
 use webgpu_guard::frame_sampling::FrameSampling;
 use webgpu_guard::ledger::ObjectKind;
 use webgpu_guard::shader_diag::MessageType;
+use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
 use webgpu_guard::web::init;
 use webgpu_guard::web::net::JsFunctionSink;

@@ -2,7 +2,6 @@
 //! label, is counted in the ledger, and (with per-call diagnostics) gets its own
 //! scopes and the Rust call site.
 
-use crate::usage::{BufferUsages, TextureUsages};
 use std::cell::RefCell;
 use std::ops::Deref;
 use std::rc::Rc;
@@ -19,6 +18,7 @@ use web_sys::{
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::formats::{texture_bytes, TextureShape};
 use crate::ledger::{EntryId, Ledger, ObjectKind};
+use crate::usage::{BufferUsages, TextureUsages};
 use crate::web::catching::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;

@@ -91,6 +91,7 @@ impl DeviceHandle {
 
     /// Records that the device's loss was injected (reported as a browser-caused
     /// loss, reason `unknown`).
+    #[cfg(feature = "fault-injection")]
     pub(crate) fn mark_injected_loss(&self) {
         self.injected_loss.set(true);
     }

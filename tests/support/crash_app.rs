@@ -3,10 +3,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use webgpu_guard::usage::BufferUsages;
 
 use wasm_bindgen::JsCast;
 use webgpu_guard::fault::Fault;
+use webgpu_guard::usage::BufferUsages;
 
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};

@@ -1,7 +1,6 @@
 //! Runs every benchmark and returns the figures as JSON.
 
 use std::rc::Rc;
-use webgpu_guard::usage::TextureUsages;
 
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
@@ -11,6 +10,7 @@ use web_sys::{
 use webgpu_guard::chaos::Injection;
 use webgpu_guard::frame_sampling::FrameSampling;
 use webgpu_guard::payload::Payload;
+use webgpu_guard::usage::TextureUsages;
 
 use webgpu_guard::web::js::{describe, now_ms, nullable};
 use webgpu_guard::web::runtime::RuntimeOptions;

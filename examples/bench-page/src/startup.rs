@@ -1,7 +1,6 @@
 //! Start-up of 240 mixed resources under four scope strategies.
 
 use std::any::Any;
-use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use web_sys::{
     GpuBindGroupDescriptor, GpuBindGroupEntry, GpuBindGroupLayout, GpuBindGroupLayoutDescriptor,
@@ -10,6 +9,7 @@ use web_sys::{
     GpuProgrammableStage, GpuSamplerDescriptor, GpuShaderModule, GpuTextureFormat,
 };
 use webgpu_guard::fault::Fault;
+use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use webgpu_guard::web::js::{now_ms, nullable};
 use webgpu_guard::web::scope::{Filter, ScopeSet};
@@ -79,7 +79,7 @@ pub struct Kit {
 
 /// Builds the kit.
 pub async fn kit(d: &GuardedDevice) -> Result<Kit, Fault> {
-    let entry = GpuBindGroupLayoutEntry::new(0, ShaderStages::COMPUTE);
+    let entry = GpuBindGroupLayoutEntry::new(0, ShaderStages::COMPUTE.bits());
     let buffer = GpuBufferBindingLayout::new();
     buffer.set_type(GpuBufferBindingType::Uniform);
     entry.set_buffer(&buffer);
@@ -166,7 +166,7 @@ fn create_raw(
         0..=99 => {
             let desc = web_sys::GpuBufferDescriptor::new(
                 256,
-                BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+                (BufferUsages::UNIFORM | BufferUsages::COPY_DST).bits(),
             );
             desc.set_label(&format!("b{i}"));
             let b = device.create_buffer(&desc)?;
@@ -179,7 +179,7 @@ fn create_raw(
             let desc = web_sys::GpuTextureDescriptor::new_with_gpu_extent_3d_dict(
                 GpuTextureFormat::Rgba8unorm,
                 &size,
-                TextureUsages::TEXTURE_BINDING,
+                TextureUsages::TEXTURE_BINDING.bits(),
             );
             desc.set_label(&format!("t{i}"));
             device.create_texture(&desc)?.into()

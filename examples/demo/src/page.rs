@@ -2,7 +2,6 @@
 //! (`matarGPU`, `gpuStatus`, `gpuFault`, `gpuDebug`), input, the HUD and the fallback.
 
 use std::rc::Rc;
-use webgpu_guard::usage::TextureUsages;
 
 use gloo_timers::callback::Interval;
 use wasm_bindgen::prelude::*;
@@ -10,6 +9,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
 use webgpu_guard::payload::Payload;
 use webgpu_guard::supervisor::Fallback;
+use webgpu_guard::usage::TextureUsages;
 
 use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};

@@ -2,7 +2,6 @@
 //! [`DemoApp`], every GPU object in [`Resources`], rebuilt after a loss.
 
 use std::cell::{Cell, RefCell};
-use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use crate::math;
 use web_sys::{
@@ -18,6 +17,7 @@ use web_sys::{
 };
 use webgpu_guard::fault::Fault;
 use webgpu_guard::payload::{f32_bytes, Payload};
+use webgpu_guard::usage::{BufferUsages, ShaderStages, TextureUsages};
 
 use webgpu_guard::web::js::nullable;
 use webgpu_guard::web::GuardedDevice;

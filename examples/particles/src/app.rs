@@ -1,10 +1,5 @@
 //! The particles application and its page.
 
-use std::rc::Rc;
-use webgpu_guard::usage::{BufferUsages, ShaderStages};
-
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::{
     GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBufferBindingLayout,
     GpuBufferBindingType, GpuColorTargetState, GpuComputePipelineDescriptor, GpuFragmentState,
@@ -12,10 +7,8 @@ use web_sys::{
     GpuRenderPassDescriptor, GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
 };
 
-use webgpu_guard::web::js::nullable;
-use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, Binding, FrameInfo, GpuContext, Runtime, Tracked};
-use webgpu_guard::Fault;
+use webgpu_guard::prelude::*;
+use webgpu_guard::web::Binding;
 
 const FILL_WGSL: &str = "
 @group(0) @binding(0) var<storage, read_write> field: array<vec4f>;
@@ -81,10 +74,10 @@ impl App for Particles {
             .phase("buffers and layouts", || {
                 let field =
                     d.create_buffer("field", u64::from(self.count) * 16, BufferUsages::STORAGE)?;
-                let layout = |label: &str, stage: u32, kind: GpuBufferBindingType| {
+                let layout = |label: &str, stage: ShaderStages, kind: GpuBufferBindingType| {
                     let buffer = GpuBufferBindingLayout::new();
                     buffer.set_type(kind);
-                    let entry = GpuBindGroupLayoutEntry::new(0, stage);
+                    let entry = GpuBindGroupLayoutEntry::new(0, stage.bits());
                     entry.set_buffer(&buffer);
                     d.create_bind_group_layout(label, &GpuBindGroupLayoutDescriptor::new(&[entry]))
                 };
@@ -174,55 +167,19 @@ impl App for Particles {
     }
 }
 
-fn expose(name: &str, f: &JsValue) {
-    if let Some(window) = web_sys::window() {
-        let _ = js_sys::Reflect::set(&window, &name.into(), f);
-    }
-}
-
-/// Starts the application on `#canvas` and exposes `matarGPU()`, `gpuStop()` and
-/// `gpuStatus()`.
+/// Starts the application on `#canvas` and exposes `matarGPU()`, `gpuStop()`,
+/// `gpuStart()` and `gpuStatus()`.
 pub fn run() {
-    let Some(canvas) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("canvas"))
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-    else {
-        web_sys::console::error_1(&"no <canvas id=\"canvas\">".into());
-        return;
-    };
-    let runtime = Runtime::new(
-        Rc::new(Particles { count: 20_000 }),
-        canvas,
+    match Runtime::on_canvas_id(
+        Particles { count: 20_000 },
+        "canvas",
         RuntimeOptions::default(),
-    );
-    runtime.on_fallback(|f| web_sys::console::error_1(&f.message().into()));
-    runtime.start();
-
-    let r = runtime.clone();
-    let matar = Closure::<dyn Fn()>::new(move || r.force_recovery());
-    expose("matarGPU", matar.as_ref());
-    matar.forget();
-    let r = runtime.clone();
-    let stop = Closure::<dyn Fn()>::new(move || r.stop());
-    expose("gpuStop", stop.as_ref());
-    stop.forget();
-    let status = Closure::<dyn Fn() -> JsValue>::new(move || {
-        let s = runtime.status();
-        let o = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = js_sys::Reflect::set(&o, &k.into(), &v);
-        };
-        set("state", s.state.as_str().into());
-        set("generation", (s.generation as f64).into());
-        set("recoveries", (s.recoveries as f64).into());
-        set("frames", (s.frames as f64).into());
-        set("liveObjects", (s.live.objects as f64).into());
-        set("liveBytes", (s.live.bytes as f64).into());
-        set("loopAlive", s.loop_alive.into());
-        set("stalled", s.stalled.into());
-        o.into()
-    });
-    expose("gpuStatus", status.as_ref());
-    status.forget();
+    ) {
+        Ok(runtime) => {
+            runtime.on_fallback(|f| web_sys::console::error_1(&f.message().into()));
+            runtime.expose_console();
+            runtime.start();
+        }
+        Err(fault) => web_sys::console::error_1(&fault.to_string().into()),
+    }
 }
