@@ -316,6 +316,27 @@ async fn the_stack_is_balanced_after_an_early_return() {
 }
 
 #[wasm_bindgen_test]
+async fn the_stack_is_balanced_after_an_exception_thrown_through_wasm_in_a_phase() {
+    let d = device().await;
+    let result: Result<(), Fault> = d
+        .phase("throws-through", || {
+            let _buffer = d.create_buffer("before-the-throw", 16, BufferUsages::UNIFORM)?;
+            // A raw binding that does not catch, given a bad argument: the
+            // exception crosses the WebAssembly frames of this closure (no Rust
+            // code after it runs, no destructor), and only the phase's own
+            // trampoline can stop it and pop its scopes.
+            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+            raw.submit(&[]);
+            Ok(())
+        })
+        .await;
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
+    assert!(fault.message.contains("TypeError"), "{}", fault.message);
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
 async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
     let d = device().await;
     let result: Result<(), Fault> = d
