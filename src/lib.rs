@@ -72,6 +72,7 @@ fn main() {
 #![deny(missing_debug_implementations)]
 
 pub mod backoff;
+pub mod canvas_size;
 #[cfg(feature = "fault-injection")]
 pub mod chaos;
 pub mod fault;

@@ -664,6 +664,92 @@ async fn the_readme_s_hello_app_renders_and_survives_every_loss(browser: Browser
     Ok(())
 }
 
+/// The demo canvas's layout and drawing buffer: `[clientWidth, clientHeight,
+/// width, height, devicePixelRatio, the stage's clientWidth]`.
+async fn canvas_geometry(s: &Session) -> WebDriverResult<Vec<f64>> {
+    let v = s
+        .eval(
+            "const c = document.getElementById('scene'); \
+             const stage = document.getElementById('stage'); \
+             return [c.clientWidth, c.clientHeight, c.width, c.height, devicePixelRatio, stage.clientWidth];",
+        )
+        .await?;
+    Ok(v.as_array()
+        .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(-1.0)).collect())
+        .unwrap_or_default())
+}
+
+/// Waits until the drawing buffer is the displayed size times the ratio (to a
+/// pixel: the engine may round a fractional CSS size either way), the canvas
+/// fills its stage, and frames went on after it; returns the geometry.
+async fn wait_sharp(s: &Session, what: &str) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let g = canvas_geometry(s).await?;
+        let sharp = g.len() == 6
+            && (g[2] - (g[0] * g[4]).round()).abs() <= 1.0
+            && (g[3] - (g[1] * g[4]).round()).abs() <= 1.0
+            && g[0] == g[5];
+        if sharp {
+            let frames = num(&s.status().await?, "frames");
+            s.wait_for("frames at the new size", 30, |st| {
+                num(st, "frames") > frames + 2
+            })
+            .await?;
+            return Ok(g);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: the canvas is not sharp: {g:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+on_both!(the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2);
+async fn the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2(
+    browser: Browser,
+) -> TestResult {
+    let s = session(browser, Flags::WebGpuRatio2).await?;
+    s.open("?still").await?;
+    let before = s.wait_running(1).await?;
+    let first = wait_sharp(&s, "at start").await?;
+    assert_eq!(first[4], 2.0, "the page's devicePixelRatio: {first:?}");
+    for (width, height) in [(900, 700), (1500, 1000), (700, 900), (1280, 1024)] {
+        s.driver.set_window_rect(0, 0, width, height).await?;
+        wait_sharp(&s, &format!("at {width}x{height}")).await?;
+        let after = s.status().await?;
+        assert_eq!(
+            after["liveObjects"], before["liveObjects"],
+            "at {width}x{height}: {after}"
+        );
+        assert_eq!(after["generation"], 1, "{after}");
+    }
+    // Back at the first size: the depth target is the size it was.
+    assert_eq!(wait_sharp(&s, "back").await?[2..4], first[2..4]);
+    assert_eq!(s.status().await?["liveBytes"], before["liveBytes"]);
+    // A resize while the device is being rebuilt lands on the new device.
+    s.eval("window.matarGPU(); return true").await?;
+    s.driver.set_window_rect(0, 0, 1000, 800).await?;
+    s.wait_for("running on a new device", 60, |st| {
+        st["state"] == "running" && num(st, "generation") >= 2
+    })
+    .await?;
+    wait_sharp(&s, "after matarGPU() and a resize").await?;
+    let after = s.status().await?;
+    assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+    s.driver.set_window_rect(0, 0, 1280, 1024).await?;
+    assert_eq!(wait_sharp(&s, "back again").await?[2..4], first[2..4]);
+    let after = s.status().await?;
+    assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
+    assert_eq!(after["errors"], before["errors"], "{after}");
+    let errors = s.lines("error").await?;
+    assert!(errors.is_empty(), "error lines: {errors:?}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(gpu_only_data_is_recomputed_after_matar_and_after_a_crash);
 async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash(browser: Browser) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;

@@ -11,10 +11,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use webgpu_guard::fault::Fault;
-use webgpu_guard::usage::BufferUsages;
+use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
 use webgpu_guard::web::runtime::RuntimeOptions;
-use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};
+use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, TextureSpec, Tracked};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -41,11 +41,29 @@ struct ClearApp {
     throw_in_build: Cell<bool>,
     on_frame: RefCell<Option<Hook>>,
     throw_on_drop: Rc<Cell<bool>>,
+    /// Whether the resources hold a target the size of the drawing buffer.
+    sized: Cell<bool>,
+    /// The drawing-buffer size each build saw, and each resize.
+    built_at: RefCell<Vec<(u32, u32)>>,
+    resized_to: RefCell<Vec<(u64, u32, u32)>>,
 }
 
 struct ClearResources {
     _buffer: Tracked<web_sys::GpuBuffer>,
     throw_on_drop: Rc<Cell<bool>>,
+    target: Option<Tracked<web_sys::GpuTexture>>,
+}
+
+/// A depth target the size of the drawing buffer.
+fn size_dependent_target(gpu: &GpuContext) -> Result<Tracked<web_sys::GpuTexture>, Fault> {
+    let (width, height) = gpu.size();
+    gpu.device.create_texture(&TextureSpec::d2(
+        "size-dependent-depth",
+        web_sys::GpuTextureFormat::Depth24plus,
+        width,
+        height,
+        TextureUsages::RENDER_ATTACHMENT,
+    ))
 }
 
 impl Drop for ClearResources {
@@ -81,10 +99,28 @@ impl App for ClearApp {
             self.destroy_in_build.set(self.destroy_in_build.get() - 1);
             d.destroy();
         }
+        self.built_at.borrow_mut().push(gpu.size());
+        let target = if self.sized.get() {
+            Some(d.phase("targets", || size_dependent_target(gpu)).await?)
+        } else {
+            None
+        };
         Ok(ClearResources {
             _buffer: buffer,
             throw_on_drop: self.throw_on_drop.clone(),
+            target,
         })
+    }
+
+    fn resize(&self, gpu: &GpuContext, r: &mut ClearResources) -> Result<(), Fault> {
+        let (width, height) = gpu.size();
+        self.resized_to
+            .borrow_mut()
+            .push((gpu.generation, width, height));
+        if r.target.is_some() {
+            r.target = Some(size_dependent_target(gpu)?);
+        }
+        Ok(())
     }
 
     fn frame(&self, gpu: &GpuContext, _: &ClearResources, info: &FrameInfo) -> Result<(), Fault> {
@@ -500,4 +536,138 @@ async fn a_fallback_hook_or_a_drop_that_throws_cannot_wedge_the_runtime() {
         .filter(|l| l.contains("threw"))
         .count();
     assert!(thrown >= 3, "{:?}", r.net().recent_lines());
+}
+
+/// Gives the canvas a displayed size, in CSS pixels.
+fn display_at(r: &Runtime<ClearApp>, width: u32, height: u32) {
+    let style = r.canvas().style();
+    style.set_property("width", &format!("{width}px")).unwrap();
+    style
+        .set_property("height", &format!("{height}px"))
+        .unwrap();
+}
+
+fn ratio() -> f64 {
+    web_sys::window().unwrap().device_pixel_ratio()
+}
+
+fn buffer_of(r: &Runtime<ClearApp>) -> (u32, u32) {
+    (r.canvas().width(), r.canvas().height())
+}
+
+#[wasm_bindgen_test]
+async fn the_drawing_buffer_follows_the_displayed_size_with_one_rebuild_per_change() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 200, 100);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+    // Built at the displayed size: nothing to resize.
+    assert_eq!(buffer_of(&r), (scale(200), scale(100)));
+    assert_eq!(*r.app().built_at.borrow(), vec![(scale(200), scale(100))]);
+    assert_eq!(r.status().resizes, 0);
+    let baseline = r.status().live;
+    // Many resizes before the next frame: one rebuild, at the last size.
+    for step in 0..6 {
+        display_at(&r, 300 + step * 10, 150 + step * 5);
+    }
+    wait_until("the new size", || buffer_of(&r) == (scale(350), scale(175))).await;
+    TimeoutFuture::new(200).await;
+    assert_eq!(
+        *r.app().resized_to.borrow(),
+        vec![(1, scale(350), scale(175))],
+        "one rebuild for one change"
+    );
+    // Several sizes and back: the size-dependent target follows, nothing leaks.
+    for (width, height) in [(120, 90), (640, 360), (200, 100)] {
+        display_at(&r, width, height);
+        wait_until("the size", || {
+            buffer_of(&r) == (scale(width), scale(height))
+        })
+        .await;
+    }
+    TimeoutFuture::new(100).await;
+    assert_eq!(r.app().resized_to.borrow().len(), 4);
+    let status = r.status();
+    assert_eq!(status.live.objects, baseline.objects, "{status:?}");
+    assert_eq!(status.live.bytes, baseline.bytes, "{status:?}");
+    assert_eq!(
+        status.net.validation + status.net.out_of_memory,
+        0,
+        "{:?}",
+        r.net().recent_lines()
+    );
+    assert_eq!(status.state.as_str(), "running");
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn the_drawing_buffer_is_clamped_to_the_device_limit() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 64, 8);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let limit = r
+        .with_live(|gpu, _| gpu.device.raw().limits().max_texture_dimension_2d())
+        .unwrap();
+    display_at(&r, limit + 500, 8);
+    wait_until("the clamped size", || buffer_of(&r).0 == limit).await;
+    TimeoutFuture::new(100).await;
+    assert_eq!(r.status().net.validation, 0, "{:?}", r.net().recent_lines());
+    display_at(&r, 64, 64);
+    wait_until("a small size again", || buffer_of(&r).0 < 200).await;
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_resize_during_a_recovery_is_applied_to_the_new_device_once() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 200, 100);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+    let baseline = r.status().live;
+    r.force_recovery();
+    display_at(&r, 260, 130);
+    wait_state(&r, "running", 2).await;
+    TimeoutFuture::new(200).await;
+    assert_eq!(buffer_of(&r), (scale(260), scale(130)));
+    // The new device was built at the new size; no resize ran on either
+    // device (none on the dead one, none needed on the new one).
+    assert_eq!(
+        *r.app().built_at.borrow(),
+        vec![(scale(200), scale(100)), (scale(260), scale(130))]
+    );
+    assert!(
+        r.app()
+            .resized_to
+            .borrow()
+            .iter()
+            .all(|(generation, _, _)| *generation == 2),
+        "{:?}",
+        r.app().resized_to.borrow()
+    );
+    assert!(r.app().resized_to.borrow().len() <= 1);
+    let status = r.status();
+    assert_eq!(status.live.objects, baseline.objects, "{status:?}");
+    assert_eq!(status.net.validation, 0, "{:?}", r.net().recent_lines());
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_fixed_canvas_keeps_its_size() {
+    let r = runtime_with(RuntimeOptions {
+        canvas_size: webgpu_guard::web::CanvasSize::Fixed,
+        ..RuntimeOptions::default()
+    });
+    display_at(&r, 200, 100);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    TimeoutFuture::new(200).await;
+    assert_eq!(buffer_of(&r), (64, 64));
+    assert_eq!(r.status().resizes, 0);
+    r.stop();
 }

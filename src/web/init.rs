@@ -178,6 +178,11 @@ impl std::fmt::Debug for GpuContext {
 }
 
 impl GpuContext {
+    /// The drawing buffer's size (the canvas's `width` and `height`).
+    pub fn size(&self) -> (u32, u32) {
+        (self.canvas.width(), self.canvas.height())
+    }
+
     /// Unconfigures the canvas, then destroys the device (where the engine allows
     /// it, see [`Engine::destroy_is_safe`](crate::web::engine::Engine::destroy_is_safe)). The caller has released every object
     /// the device owned.

@@ -39,6 +39,7 @@ pub mod pipeline;
 pub mod runtime;
 pub mod scope;
 pub mod shader;
+mod sizer;
 #[doc(hidden)]
 pub mod text;
 #[doc(hidden)]
@@ -55,5 +56,5 @@ pub use init::{GpuContext, InitOptions};
 pub use js::nullable;
 pub use listener::EventListener;
 pub use net::ErrorNet;
-pub use runtime::{App, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
+pub use runtime::{App, CanvasSize, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};

@@ -90,6 +90,37 @@ impl GuardedDevice {
     }
 }
 
+impl GuardedDevice {
+    /// Runs `work` in a labelled phase without awaiting, for work between frames
+    /// that cannot wait (rebuilding what depends on the canvas's size): the
+    /// scopes pop at once, and what they catch reaches the net, tagged with the
+    /// phase, when the GPU process answers. An `Err` of `work` (or a throw
+    /// through WebAssembly) is reported and returned.
+    pub fn phase_now<T>(
+        &self,
+        label: &str,
+        work: impl FnOnce() -> Result<T, Fault>,
+    ) -> Result<T, Fault> {
+        let origin = Origin {
+            phase: Some(label.to_string()),
+            ..Origin::default()
+        };
+        if self.level() == DiagnosticsLevel::Off {
+            return run_catching(work).map_err(|f| self.report(tag_fault(f, &origin)));
+        }
+        let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
+        self.enter_phase();
+        let result = run_catching(work);
+        self.leave_phase();
+        scopes.close().detach();
+        if !self.in_phase() {
+            // Per-call scopes of the phase: settled on their own, to the net.
+            drop(self.take_pending_calls());
+        }
+        result.map_err(|f| self.report(tag_fault(f, &origin)))
+    }
+}
+
 /// Runs `work` through the crash trampoline: a JavaScript exception thrown
 /// through WebAssembly (a raw binding that does not catch) becomes an
 /// [`FaultKind::Exception`] and the phase's scopes still pop; after a panic the

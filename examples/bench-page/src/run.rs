@@ -303,8 +303,7 @@ async fn recovery_figures() -> Result<String, String> {
     let payload = Payload::parse("scene.bin", &bytes, 48).map_err(|e| e.to_string())?;
     let scene = SceneData::from_payload(&payload)?;
     let assets_ms = now_ms() - t0;
-    let size = (canvas.width(), canvas.height());
-    let app = Rc::new(DemoApp::new(scene, true, size, DemoApp::default_ladder()));
+    let app = Rc::new(DemoApp::new(scene, true, DemoApp::default_ladder()));
     let runtime = Runtime::new(app.clone(), canvas, RuntimeOptions::default());
     runtime.start();
     let wait = |generation: u64| {

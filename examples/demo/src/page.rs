@@ -271,8 +271,7 @@ pub async fn run() {
         huge.depth_or_layers = 256;
         ladder.insert(0, huge);
     }
-    let size = (canvas.width(), canvas.height());
-    let app = Rc::new(DemoApp::new(scene, still, size, ladder));
+    let app = Rc::new(DemoApp::new(scene, still, ladder));
     let mut options = RuntimeOptions::default();
     // `?crashwindow=MS`: what "soon after the first frame" means for the crash-loop
     // fallback (0 turns it off; the end-to-end suite crashes on purpose, quickly).

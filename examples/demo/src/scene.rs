@@ -102,8 +102,6 @@ pub struct DemoApp {
     pub diagnostics: RefCell<Vec<String>>,
     /// Largest shadow size to try first (a test can force degrading).
     pub shadow_ladder: Vec<TextureSpec>,
-    /// Canvas size.
-    pub size: (u32, u32),
     /// Time the last build spent waiting for its pipelines after everything else
     /// was built (they compile in parallel with the rest).
     pub pipeline_wait_ms: Cell<f64>,
@@ -111,12 +109,7 @@ pub struct DemoApp {
 
 impl DemoApp {
     /// The application with its scene and options.
-    pub fn new(
-        scene: SceneData,
-        still: bool,
-        size: (u32, u32),
-        shadow_ladder: Vec<TextureSpec>,
-    ) -> Self {
+    pub fn new(scene: SceneData, still: bool, shadow_ladder: Vec<TextureSpec>) -> Self {
         DemoApp {
             camera: RefCell::new(OrbitCamera::default()),
             still,
@@ -130,7 +123,6 @@ impl DemoApp {
             shadow_summary: RefCell::new(String::new()),
             diagnostics: RefCell::new(Vec::new()),
             shadow_ladder,
-            size,
             pipeline_wait_ms: Cell::new(0.0),
         }
     }
@@ -172,9 +164,9 @@ impl DemoApp {
         f32_bytes(&floats)
     }
 
-    fn globals_bytes(&self, shadow_size: u32) -> Vec<u8> {
+    fn globals_bytes(&self, shadow_size: u32, (width, height): (u32, u32)) -> Vec<u8> {
         let camera = *self.camera.borrow();
-        let aspect = self.size.0 as f32 / self.size.1.max(1) as f32;
+        let aspect = width as f32 / height.max(1) as f32;
         let view_proj = camera.view_proj(aspect);
         let light_dir = math::normalize([-0.45, -1.0, -0.3]);
         let light_eye = [
@@ -246,6 +238,20 @@ fn vertex_layouts() -> Vec<js_sys::JsNullable<GpuVertexBufferLayout>> {
 }
 
 /// Depth test `less` with writes, on `format`.
+/// The depth target: the one resource whose size follows the canvas.
+fn depth_target(gpu: &GpuContext) -> Result<(Tracked<GpuTexture>, GpuTextureView), Fault> {
+    let (width, height) = gpu.size();
+    let depth = gpu.device.create_texture(&TextureSpec::d2(
+        "depth-target",
+        GpuTextureFormat::Depth24plus,
+        width,
+        height,
+        TextureUsages::RENDER_ATTACHMENT,
+    ))?;
+    let view = depth.create_view()?;
+    Ok((depth, view))
+}
+
 fn depth_state(format: GpuTextureFormat) -> GpuDepthStencilState {
     let depth = GpuDepthStencilState::new(format);
     depth.set_depth_write_enabled(true);
@@ -425,14 +431,7 @@ impl App for DemoApp {
 
         let (depth, depth_view, shadow_view, sampler, globals_group, shadow_group) = d
             .phase("targets", || {
-                let depth = d.create_texture(&TextureSpec::d2(
-                    "depth-target",
-                    GpuTextureFormat::Depth24plus,
-                    self.size.0,
-                    self.size.1,
-                    TextureUsages::RENDER_ATTACHMENT,
-                ))?;
-                let depth_view = depth.create_view()?;
+                let (depth, depth_view) = depth_target(gpu)?;
                 let shadow_view = shadow_map.create_view()?;
                 let sampler = d.create_sampler_with(
                     &SamplerSpec::new("shadow-sampler")
@@ -496,6 +495,13 @@ impl App for DemoApp {
         })
     }
 
+    fn resize(&self, gpu: &GpuContext, r: &mut Resources) -> Result<(), Fault> {
+        let (depth, view) = depth_target(gpu)?;
+        r._depth = depth;
+        r.depth_view = view;
+        Ok(())
+    }
+
     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
         if !self.still {
             if let Some(last) = self.last_frame_ms.get() {
@@ -505,7 +511,11 @@ impl App for DemoApp {
             self.last_frame_ms.set(Some(info.time_ms));
         }
         let device = &gpu.device;
-        device.write_buffer(&r.globals, 0, &self.globals_bytes(r.shadow_size))?;
+        device.write_buffer(
+            &r.globals,
+            0,
+            &self.globals_bytes(r.shadow_size, gpu.size()),
+        )?;
         device.write_buffer(
             &r.instances,
             0,

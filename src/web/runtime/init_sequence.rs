@@ -151,6 +151,7 @@ impl<A: App> Inner<A> {
             }
         });
         let net = this.context.net().install(&raw);
+        Inner::size_for(this, &raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
             &gpu_api,

@@ -38,6 +38,7 @@ use crate::web::init::{GpuContext, InitOptions};
 use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
 use crate::web::net::ErrorNet;
+use crate::web::sizer::CanvasSizer;
 
 use frame_loop::FrameLoop;
 use injection::Injections;
@@ -62,6 +63,19 @@ pub trait App: 'static {
         resources: &Self::Resources,
         info: &FrameInfo,
     ) -> Result<(), Fault>;
+
+    /// The drawing buffer changed size (the canvas was resized, or the device
+    /// pixel ratio changed; [`GpuContext::size`] is the new size): rebuild the
+    /// resources that depend on it (depth and shadow targets), through
+    /// `gpu.device` as in `build`. Called before the next frame, once however
+    /// many resize events came, inside a phase named "resize", on the running
+    /// device only: a size that changes while a device is built is the one
+    /// `build` sees. An `Err` is reported and the frame goes on with what the
+    /// resources hold. The default rebuilds nothing.
+    fn resize(&self, gpu: &GpuContext, resources: &mut Self::Resources) -> Result<(), Fault> {
+        let _ = (gpu, resources);
+        Ok(())
+    }
 }
 
 /// What a frame knows about itself.
@@ -82,11 +96,26 @@ pub struct RuntimeOptions {
     pub init: InitOptions,
     /// Backoff, cap, crash-loop limits, the init deadline and the stall limit.
     pub supervisor: SupervisorOptions,
+    /// Whether the drawing buffer follows the canvas's displayed size.
+    pub canvas_size: CanvasSize,
+}
+
+/// How the canvas's drawing buffer is sized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CanvasSize {
+    /// Its displayed size times the device pixel ratio (a `ResizeObserver`,
+    /// device pixels where the engine reports them), clamped to the device's
+    /// `maxTextureDimension2D`; [`App::resize`] rebuilds what depends on it.
+    #[default]
+    FollowDisplay,
+    /// The `width` and `height` the page gave the canvas, never changed.
+    Fixed,
 }
 
 struct Live<R> {
     gpu: GpuContext,
-    resources: R,
+    /// Borrowed by each frame; mutably by a resize, between frames.
+    resources: RefCell<R>,
     frames: Cell<u64>,
 }
 
@@ -145,6 +174,9 @@ struct Inner<A: App> {
     /// so that dropping every handle cannot stop it silently. (After a crash it
     /// is never cleared: nothing of the crashed state may be dropped.)
     keep_alive: RefCell<Option<Rc<Inner<A>>>>,
+    /// Follows the canvas's displayed size (with `CanvasSize::FollowDisplay`).
+    sizer: RefCell<Option<CanvasSizer>>,
+    resizes: Cell<u64>,
 }
 
 /// Runs an [`App`]; cheap to clone. Once started it keeps itself alive until
@@ -277,6 +309,8 @@ impl<A: App> Runtime<A> {
                 stalled: Cell::new(false),
                 watchdog: RefCell::new(None),
                 keep_alive: RefCell::new(None),
+                sizer: RefCell::new(None),
+                resizes: Cell::new(0),
             }),
         }
     }
@@ -294,6 +328,7 @@ impl<A: App> Runtime<A> {
         }
         Inner::watch_visibility(&self.inner);
         Inner::watch_the_clock(&self.inner);
+        Inner::watch_the_size(&self.inner);
         self.inner.trigger_ms.set(now_ms());
         Inner::dispatch(&self.inner, Event::Start);
     }
@@ -303,6 +338,11 @@ impl<A: App> Runtime<A> {
         if let Ok(mut slot) = self.inner.fallback_hook.try_borrow_mut() {
             *slot = Some(Rc::new(hook));
         }
+    }
+
+    /// The canvas it draws on.
+    pub fn canvas(&self) -> &HtmlCanvasElement {
+        &self.inner.canvas
     }
 
     /// The application.
@@ -334,7 +374,8 @@ impl<A: App> Runtime<A> {
     /// Runs `f` on the live GPU state, if the device is running.
     pub fn with_live<R>(&self, f: impl FnOnce(&GpuContext, &A::Resources) -> R) -> Option<R> {
         let live = self.inner.live.try_borrow().ok()?.clone()?;
-        Some(f(&live.gpu, &live.resources))
+        let resources = live.resources.try_borrow().ok()?;
+        Some(f(&live.gpu, &resources))
     }
 
     /// Forces the full recovery path (what `window.matarGPU()` does): stop the
@@ -429,6 +470,7 @@ impl<A: App> Runtime<A> {
             hidden,
             frames_thrown: inner.frames_thrown.get(),
             stalled: inner.stalled.get(),
+            resizes: inner.resizes.get(),
         }
     }
 }
@@ -694,7 +736,7 @@ impl<A: App> Inner<A> {
         }
         let live = Rc::new(Live {
             gpu,
-            resources,
+            resources: RefCell::new(resources),
             frames: Cell::new(0),
         });
         if let Ok(mut slot) = this.live.try_borrow_mut() {
@@ -841,6 +883,63 @@ impl<A: App> Inner<A> {
         }));
     }
 
+    fn watch_the_size(this: &Rc<Self>) {
+        if this.options.canvas_size != CanvasSize::FollowDisplay {
+            return;
+        }
+        if let Ok(mut slot) = this.sizer.try_borrow_mut() {
+            if slot.is_none() {
+                *slot = CanvasSizer::observe(&this.canvas);
+            }
+        }
+    }
+
+    /// The drawing buffer the canvas needs now, clamped to `max_dimension`;
+    /// `None` when it keeps its size.
+    fn wanted_size(this: &Rc<Self>, max_dimension: u32) -> Option<(u32, u32)> {
+        let wanted = this
+            .sizer
+            .try_borrow()
+            .ok()?
+            .as_ref()?
+            .wanted(max_dimension)?;
+        let now = (this.canvas.width(), this.canvas.height());
+        (wanted != now).then_some(wanted)
+    }
+
+    /// Gives the canvas the size it needs before a device is configured on it:
+    /// `build` sees the size, and no resize follows.
+    pub(super) fn size_for(this: &Rc<Self>, device: &web_sys::GpuDevice) {
+        if let Ok(Some(sizer)) = this.sizer.try_borrow().as_deref() {
+            sizer.refresh();
+        }
+        let max = device.limits().max_texture_dimension_2d();
+        if let Some((width, height)) = Inner::wanted_size(this, max) {
+            this.canvas.set_width(width);
+            this.canvas.set_height(height);
+        }
+    }
+
+    /// Before a frame: if the canvas's displayed size changed (once, however
+    /// many resize events came), resize the drawing buffer and let the
+    /// application rebuild what depends on it, in a "resize" phase.
+    fn follow_the_size(this: &Rc<Self>, live: &Live<A::Resources>) {
+        let max = live.gpu.device.raw().limits().max_texture_dimension_2d();
+        let Some((width, height)) = Inner::wanted_size(this, max) else {
+            return;
+        };
+        this.canvas.set_width(width);
+        this.canvas.set_height(height);
+        this.resizes.set(this.resizes.get() + 1);
+        let Ok(mut resources) = live.resources.try_borrow_mut() else {
+            return;
+        };
+        let _ = live
+            .gpu
+            .device
+            .phase_now("resize", || this.app.resize(&live.gpu, &mut resources));
+    }
+
     fn start_loop(this: &Rc<Self>) {
         this.last_tick_ms.set(now_ms());
         let weak = Rc::downgrade(this);
@@ -879,6 +978,7 @@ impl<A: App> Inner<A> {
         }
         // Requested before the frame runs: a frame that throws cannot stop the loop.
         this.frame_loop.request();
+        Inner::follow_the_size(this, &live);
         let number = this.frames.get() + 1;
         this.frames.set(number);
         let info = FrameInfo {
@@ -895,7 +995,10 @@ impl<A: App> Inner<A> {
         // application's frame stops there, and everything here drops as usual.
         let mut result = Ok(());
         let thrown = crash::catching(&mut || {
-            result = this.app.frame(&live.gpu, &live.resources, &info);
+            result = match live.resources.try_borrow() {
+                Ok(resources) => this.app.frame(&live.gpu, &resources, &info),
+                Err(_) => Ok(()),
+            };
         });
         if crash::crashed() {
             // The frame's state cannot be trusted: its scopes and resources are

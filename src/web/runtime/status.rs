@@ -70,4 +70,6 @@ pub struct Status {
     pub frames_thrown: u64,
     /// Whether the page runs, visible, without animation frames (reported once).
     pub stalled: bool,
+    /// Times the drawing buffer followed a change of the canvas's displayed size.
+    pub resizes: u64,
 }

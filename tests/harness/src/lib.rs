@@ -257,6 +257,9 @@ pub enum Flags {
     WebGpu,
     /// Plus many GPU-process crashes allowed in a row (Chromium).
     WebGpuCrashes,
+    /// WebGPU on, with a device pixel ratio of 2 (Chromium:
+    /// `--force-device-scale-factor=2`; Firefox: `layout.css.devPixelsPerPx`).
+    WebGpuRatio2,
     /// No WebGPU at all (Chromium: no flags; Firefox: `dom.webgpu.enabled` off).
     NoWebGpu,
     /// WebGPU present but no adapter (Firefox: the blocklist is not ignored).
@@ -311,6 +314,9 @@ async fn launch_firefox(driver: &Driver, flags: Flags) -> WebDriverResult<WebDri
     prefs.set("devtools.console.stdout.content", true)?;
     // Full-precision performance.now() (the default rounds it), for the benchmark.
     prefs.set("privacy.reduceTimerPrecision", false)?;
+    if flags == Flags::WebGpuRatio2 {
+        prefs.set("layout.css.devPixelsPerPx", "2.0")?;
+    }
     caps.set_preferences(prefs)?;
     let driver = WebDriver::new(format!("http://127.0.0.1:{}", driver.port), caps).await?;
     driver.set_window_rect(0, 0, 1280, 1024).await?;
@@ -346,6 +352,9 @@ async fn launch_chromium(
             ]
             .map(String::from),
         );
+    }
+    if flags == Flags::WebGpuRatio2 {
+        args.push("--force-device-scale-factor=2".into());
     }
     if flags == Flags::WebGpuCrashes {
         args.push("--disable-domain-blocking-for-3d-apis".into());

@@ -1,0 +1,118 @@
+//! The drawing buffer a canvas needs: its displayed size in device pixels,
+//! clamped to what the device can render to. Pure: the browser layer observes
+//! the canvas (a `ResizeObserver`) and asks here.
+
+/// What a `ResizeObserver` saw of a canvas.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ObservedSize {
+    /// The content box, in CSS pixels.
+    pub css_width: f64,
+    /// The content box, in CSS pixels.
+    pub css_height: f64,
+    /// The content box in device pixels (`devicePixelContentBoxSize`), where the
+    /// engine reports it: exact, with no rounding to guess.
+    pub device_pixels: Option<(u32, u32)>,
+}
+
+/// The drawing buffer for `observed` at `device_pixel_ratio`, each side clamped
+/// to `1..=max_dimension`; `None` while the canvas is not displayed (a zero or
+/// unknown size: the buffer keeps its size).
+pub fn drawing_buffer_size(
+    observed: ObservedSize,
+    device_pixel_ratio: f64,
+    max_dimension: u32,
+) -> Option<(u32, u32)> {
+    let max = max_dimension.max(1);
+    let (width, height) = match observed.device_pixels {
+        Some((w, h)) => (f64::from(w), f64::from(h)),
+        None => {
+            let ratio = if device_pixel_ratio.is_finite() && device_pixel_ratio > 0.0 {
+                device_pixel_ratio
+            } else {
+                1.0
+            };
+            (
+                (observed.css_width * ratio).round(),
+                (observed.css_height * ratio).round(),
+            )
+        }
+    };
+    let side = |v: f64| -> Option<u32> {
+        if !v.is_finite() || v < 1.0 {
+            return None;
+        }
+        Some(if v >= f64::from(max) { max } else { v as u32 })
+    };
+    Some((side(width)?, side(height)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn css(w: f64, h: f64) -> ObservedSize {
+        ObservedSize {
+            css_width: w,
+            css_height: h,
+            device_pixels: None,
+        }
+    }
+
+    #[test]
+    fn the_buffer_is_the_displayed_size_times_the_ratio() {
+        assert_eq!(
+            drawing_buffer_size(css(960.0, 600.0), 1.0, 8192),
+            Some((960, 600))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(960.0, 600.0), 2.0, 8192),
+            Some((1920, 1200))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(653.3, 408.3), 1.0, 8192),
+            Some((653, 408))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(100.25, 50.75), 1.5, 8192),
+            Some((150, 76))
+        );
+    }
+
+    #[test]
+    fn device_pixels_win_over_the_ratio_when_the_engine_gives_them() {
+        let observed = ObservedSize {
+            device_pixels: Some((1307, 817)),
+            ..css(653.5, 408.5)
+        };
+        assert_eq!(drawing_buffer_size(observed, 2.0, 8192), Some((1307, 817)));
+    }
+
+    #[test]
+    fn each_side_is_clamped_to_the_device_limit() {
+        assert_eq!(
+            drawing_buffer_size(css(5000.0, 100.0), 2.0, 8192),
+            Some((8192, 200))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(3000.0, 3000.0), 3.0, 8192),
+            Some((8192, 8192))
+        );
+        assert_eq!(drawing_buffer_size(css(10.0, 10.0), 1.0, 0), Some((1, 1)));
+    }
+
+    #[test]
+    fn a_canvas_not_displayed_keeps_its_buffer() {
+        assert_eq!(drawing_buffer_size(css(0.0, 600.0), 1.0, 8192), None);
+        assert_eq!(drawing_buffer_size(css(0.4, 0.4), 1.0, 8192), None);
+        assert_eq!(drawing_buffer_size(css(f64::NAN, 10.0), 1.0, 8192), None);
+        // A ratio the page cannot have reads as 1.
+        assert_eq!(
+            drawing_buffer_size(css(10.0, 10.0), f64::NAN, 8192),
+            Some((10, 10))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(10.0, 10.0), -2.0, 8192),
+            Some((10, 10))
+        );
+    }
+}
