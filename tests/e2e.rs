@@ -140,44 +140,40 @@ impl Session {
         .await
     }
 
-    /// After a recovery: running at `generation` with new frames (`Some`), or, on
-    /// Firefox only, a presentation stall that the page reported (`None`): Firefox
-    /// 153 headless (software compositor) may stop delivering animation frames to
-    /// a page whose canvas was re-configured for a new device. The library cannot
-    /// fix the engine; it must not let the frozen picture pass for healthy.
-    async fn wait_recovered(&self, generation: u64) -> WebDriverResult<Option<Value>> {
-        let st = self
-            .wait_for(&format!("running generation {generation}"), 60, |s| {
-                s["state"] == "running" && s["generation"].as_u64() == Some(generation)
-            })
-            .await?;
-        let frames = st["frames"].as_u64().unwrap_or(0);
-        let deadline = Instant::now()
-            + Duration::from_secs(if self.browser == Browser::Firefox {
-                8
-            } else {
-                90
-            });
+    /// After a recovery: running at `generation` or later with new frames. A
+    /// frozen picture is never accepted: where the engine stops delivering
+    /// animation frames after the recovery (seen on Firefox 153 headless), the
+    /// runtime must report the stall once and recover it itself (it asks for a
+    /// frame again, then rebuilds on a new device); returns the status and the
+    /// stall lines the page wrote.
+    async fn wait_recovered(&self, generation: u64) -> WebDriverResult<(Value, Vec<String>)> {
+        self.wait_for(&format!("running generation {generation}"), 60, |s| {
+            s["state"] == "running" && s["generation"].as_u64() >= Some(generation)
+        })
+        .await?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = self.status().await?;
         loop {
-            let st = self.status().await?;
-            if st["frames"].as_u64().unwrap_or(0) >= frames + 3 {
-                return Ok(Some(st));
-            }
-            if Instant::now() > deadline {
-                assert_eq!(self.browser, Browser::Firefox, "frames stopped: {st}");
-                assert_eq!(
-                    st["stalled"], true,
-                    "a frozen picture passed for healthy: {st}"
-                );
-                let errors = self.lines("error").await?;
-                assert!(
-                    errors.iter().any(|l| l.contains("presentation stalled")),
-                    "the stall was not reported: {errors:?}"
-                );
-                eprintln!("{}: presentation stalled after the recovery (Firefox degrade), reported by the page", self.browser.name());
-                return Ok(None);
-            }
             tokio::time::sleep(Duration::from_millis(100)).await;
+            let st = self.status().await?;
+            let same_device = st["generation"] == seen["generation"];
+            if st["state"] == "running"
+                && same_device
+                && st["frames"].as_u64().unwrap_or(0) >= seen["frames"].as_u64().unwrap_or(0) + 3
+            {
+                let stalls: Vec<String> = self
+                    .lines("error")
+                    .await?
+                    .into_iter()
+                    .filter(|l| l.contains("presentation stalled"))
+                    .collect();
+                return Ok((st, stalls));
+            }
+            if !same_device || st["state"] != "running" {
+                seen = st;
+                continue;
+            }
+            assert!(Instant::now() < deadline, "the picture stayed frozen: {st}");
         }
     }
 
@@ -763,9 +759,12 @@ async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash(browser: Brow
         .count();
     assert!(lit > 10_000, "the compute pass drew only {lit} pixels");
     s.eval("window.matarGPU(); return true").await?;
-    let Some(after) = s.wait_recovered(2).await? else {
-        return s.quit().await.map_err(Into::into);
-    };
+    let (after, stalls) = s.wait_recovered(2).await?;
+    eprintln!(
+        "{}: particles recovered with {} stall line(s)",
+        browser.name(),
+        stalls.len()
+    );
     assert_eq!(after["liveBytes"], before["liveBytes"]);
     let image_after = s.element_image("canvas").await?;
     assert_eq!(
@@ -780,7 +779,8 @@ async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash(browser: Brow
         return s.quit().await.map_err(Into::into);
     }
     s.crash_gpu_process().await?;
-    s.wait_running(3).await?;
+    s.wait_running(after["generation"].as_u64().unwrap_or(2) + 1)
+        .await?;
     let image_crash = s.element_image("canvas").await?;
     assert_eq!(
         image_before.differing_pixels_saved(&image_crash, "particles-crash"),
@@ -799,13 +799,22 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
     let before = s.wait_running(1).await?;
     let image_before = s.canvas().await?;
     s.eval("window.matarGPU(); return true").await?;
-    let Some(after) = s.wait_recovered(2).await? else {
-        return s.quit().await.map_err(Into::into);
-    };
+    let (after, stalls) = s.wait_recovered(2).await?;
+    eprintln!(
+        "{}: the demo recovered with {} stall line(s)",
+        browser.name(),
+        stalls.len()
+    );
     let image_after = s.canvas().await?;
-    assert_eq!(after["recoveries"], 1);
-    assert_eq!(after["lastLoss"]["reason"], "destroyed");
-    assert_eq!(after["lastLoss"]["requested"], true);
+    if stalls.is_empty() {
+        assert_eq!(after["recoveries"], 1);
+        assert_eq!(after["lastLoss"]["reason"], "destroyed");
+        assert_eq!(after["lastLoss"]["requested"], true);
+    } else {
+        // The stall was recovered on a further device, and said so once.
+        assert!(stalls.len() <= 2, "{stalls:?}");
+        assert_eq!(after["stalled"], false, "{after}");
+    }
     assert_eq!(after["liveObjects"], before["liveObjects"]);
     assert_eq!(after["liveBytes"], before["liveBytes"]);
     assert_eq!(
