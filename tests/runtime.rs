@@ -671,3 +671,72 @@ async fn a_fixed_canvas_keeps_its_size() {
     assert_eq!(r.status().resizes, 0);
     r.stop();
 }
+
+/// Swallows (or, with `false`, restores) `requestAnimationFrame`. A mock: page
+/// code cannot make an engine stop delivering animation frames (Firefox 153
+/// headless has done so on its own after a canvas was re-configured), so the
+/// requests are dropped instead, as that engine drops them.
+fn swallow_animation_frames(swallow: bool) {
+    let script = if swallow {
+        "window.__realRaf = window.__realRaf || window.requestAnimationFrame; \
+         window.requestAnimationFrame = () => 424242;"
+    } else {
+        "if (window.__realRaf) window.requestAnimationFrame = window.__realRaf;"
+    };
+    js_sys::Function::new_no_args(script)
+        .call0(&JsValue::NULL)
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_frozen_picture_is_reported_once_then_recovered_on_a_new_device() {
+    let r = runtime_with(RuntimeOptions {
+        supervisor: webgpu_guard::supervisor::SupervisorOptions {
+            stall_ms: 300,
+            ..Default::default()
+        },
+        ..RuntimeOptions::default()
+    });
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let lines_with = |what: &str| {
+        r.net()
+            .recent_lines()
+            .iter()
+            .filter(|l| l.contains("presentation stalled") && l.contains(what))
+            .count()
+    };
+    swallow_animation_frames(true);
+    // First the runtime asks for a frame again (swallowed too)...
+    for _ in 0..100 {
+        if lines_with("asking for a frame again") > 0 {
+            break;
+        }
+        TimeoutFuture::new(50).await;
+    }
+    swallow_animation_frames(false);
+    assert_eq!(
+        lines_with("asking for a frame again"),
+        1,
+        "{:?}",
+        r.net().recent_lines()
+    );
+    assert!(r.status().stalled);
+    // ...then, still frozen, it recovers on a new device, whose frames come.
+    wait_state(&r, "running", 2).await;
+    let status = r.status();
+    assert_eq!(
+        lines_with("recovering on a new device"),
+        1,
+        "{:?}",
+        r.net().recent_lines()
+    );
+    assert_eq!(lines_with(""), 2, "{:?}", r.net().recent_lines());
+    assert_eq!(status.recoveries, 1, "{status:?}");
+    assert!(!status.stalled, "{status:?}");
+    let loss = status.last_loss.expect("the stall is the last loss");
+    assert!(loss.message.contains("no animation frame"), "{loss:?}");
+    assert!(!loss.requested);
+    assert_eq!(r.app().builds.get(), 2);
+    r.stop();
+}
