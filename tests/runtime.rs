@@ -740,3 +740,56 @@ async fn a_frozen_picture_is_reported_once_then_recovered_on_a_new_device() {
     assert_eq!(r.app().builds.get(), 2);
     r.stop();
 }
+
+#[wasm_bindgen(inline_js = "
+const registry = new FinalizationRegistry(() => { collected += 1; });
+let collected = 0;
+export function watch_collection(device) { registry.register(device, 0); }
+export function devices_collected() { return collected; }
+// Garbage enough to make the engine collect (no page can call gc()).
+export function make_garbage() {
+  let keep = 0;
+  for (let i = 0; i < 40; i++) { const b = new ArrayBuffer(4 << 20); keep += b.byteLength; }
+  for (let i = 0; i < 200000; i++) { const o = { i, s: 'x' + i }; keep += o.i & 1; }
+  return keep;
+}
+")]
+extern "C" {
+    fn watch_collection(device: &JsValue);
+    fn devices_collected() -> u32;
+    fn make_garbage() -> f64;
+}
+
+#[wasm_bindgen_test]
+async fn no_device_outlives_its_generation() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    const RECOVERIES: u64 = 20;
+    for generation in 1..=RECOVERIES {
+        let device: JsValue = r
+            .with_live(|gpu, _| gpu.device.raw().clone().into())
+            .expect("a running device");
+        watch_collection(&device);
+        drop(device);
+        r.force_recovery();
+        wait_state(&r, "running", generation + 1).await;
+    }
+    // Every retired device may be collected: the loss watcher, the net and the
+    // runtime hold none of them (on Gecko, where destroy() is not called, a
+    // retired device's `lost` never resolves).
+    let mut collected = 0;
+    for _ in 0..60 {
+        make_garbage();
+        TimeoutFuture::new(100).await;
+        collected = devices_collected();
+        if u64::from(collected) >= RECOVERIES - 1 {
+            break;
+        }
+    }
+    assert!(
+        u64::from(collected) >= RECOVERIES - 1,
+        "{collected} of {RECOVERIES} retired devices collected"
+    );
+    r.stop();
+}
