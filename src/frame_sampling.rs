@@ -74,6 +74,7 @@ impl FrameSampling {
 /// scopes (every odd frame, say) is still caught by a frame's scope within
 /// `MUTE_FRAMES` plus a hunt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Hunt {
     /// The frames of the current or last hunt, first and last.
     window: Option<(u64, u64)>,

@@ -8,6 +8,7 @@ pub type Sanitizer = Box<dyn Fn(&str) -> String>;
 
 /// Cuts `text` to at most `max_chars` characters (never inside a character),
 /// ending with `…` when something was cut.
+#[doc(hidden)]
 pub fn truncate_chars(text: &str, max_chars: usize) -> String {
     if max_chars == 0 {
         return String::new();
@@ -23,6 +24,7 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> String {
 
 /// Keeps the first line only: WebGPU implementations append WGSL source excerpts
 /// and call stacks on the following lines.
+#[doc(hidden)]
 pub fn first_line_only(text: &str) -> String {
     let first = text.lines().next().unwrap_or("");
     if text.trim_end().contains('\n') {

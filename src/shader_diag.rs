@@ -97,6 +97,7 @@ fn caret_padding(before: &str) -> String {
 }
 
 /// Converts a UTF-16 offset into a byte index of `text` (clamped to its length).
+#[doc(hidden)]
 pub fn utf16_to_byte(text: &str, utf16_offset: usize) -> usize {
     let mut units = 0usize;
     for (byte, c) in text.char_indices() {
@@ -124,6 +125,7 @@ fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
 
 /// The position a compiler wrote into its message text (naga, in Firefox:
 /// `┌─ wgsl:LINE:COLUMN`), as (line, character column), 1-based.
+#[doc(hidden)]
 pub fn position_in_text(message: &str) -> Option<(u32, u32)> {
     let mut rest = message;
     while let Some(at) = rest.find("wgsl:") {
@@ -182,6 +184,7 @@ fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> 
 /// `line_num`/`line_pos`, else (when the structured fields are only a placeholder)
 /// by the position written in the message text. `None` for messages without a
 /// position (line 0).
+#[doc(hidden)]
 pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     if let Some((line, column)) = placeholder_position(msg) {
         let start_byte = byte_of_char_position(source, line, column)?;
@@ -244,6 +247,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
 
 /// The first non-empty line of a compiler message: naga (Firefox) starts with a
 /// line break and appends its own source excerpt, which the caret replaces.
+#[doc(hidden)]
 pub fn headline(message: &str) -> &str {
     message
         .lines()
@@ -253,6 +257,7 @@ pub fn headline(message: &str) -> &str {
 }
 
 /// Formats one message: header, source line, caret underline.
+#[doc(hidden)]
 pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> String {
     let text = headline(&msg.message);
     match locate(source, msg) {

@@ -11,6 +11,7 @@
 pub mod alloc;
 mod catching;
 #[doc(hidden)]
+#[doc(hidden)]
 pub mod classify;
 pub mod context;
 #[doc(hidden)]
@@ -18,6 +19,7 @@ pub mod crash;
 pub mod descriptors;
 pub mod device;
 pub mod encoder;
+#[doc(hidden)]
 pub mod engine;
 pub mod frame;
 #[doc(hidden)]
