@@ -267,7 +267,7 @@ impl<A: App> Runtime<A> {
                 FaultKind::Exception,
                 format!(
                     "the element with id \"{id}\" is a <{}>, not a <canvas>",
-                    other.tag_name().to_lowercase()
+                    other.tag_name().to_ascii_lowercase()
                 ),
             )),
         }
