@@ -37,13 +37,10 @@ impl GuardedDevice {
             phase: Some(label.to_string()),
             ..Origin::default()
         };
-        if self.level() == DiagnosticsLevel::Off {
-            return run_catching(work).map_err(|f| self.report(tag_fault(f, &origin)));
-        }
-        let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
-        self.enter_phase();
-        let result = run_catching(work);
-        self.leave_phase();
+        let (scopes, result) = self.run_scoped(&origin, work);
+        let Some(scopes) = scopes else {
+            return result.map_err(|f| self.report(tag_fault(f, &origin)));
+        };
         let mut sets = vec![scopes.close_probed()];
         let outermost = !self.in_phase();
         if outermost {
@@ -105,19 +102,32 @@ impl GuardedDevice {
             phase: Some(label.to_string()),
             ..Origin::default()
         };
-        if self.level() == DiagnosticsLevel::Off {
-            return run_catching(work).map_err(|f| self.report(tag_fault(f, &origin)));
+        let (scopes, result) = self.run_scoped(&origin, work);
+        if let Some(scopes) = scopes {
+            scopes.close().detach();
         }
-        let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
-        self.enter_phase();
-        let result = run_catching(work);
-        self.leave_phase();
-        scopes.close().detach();
         if !self.in_phase() {
             // Per-call scopes of the phase: settled on their own, to the net.
             drop(self.take_pending_calls());
         }
         result.map_err(|f| self.report(tag_fault(f, &origin)))
+    }
+
+    /// Pushes a phase's scopes (none at [`DiagnosticsLevel::Off`]) and runs
+    /// `work` inside them, through the trampoline; the caller closes them.
+    fn run_scoped<T>(
+        &self,
+        origin: &Origin,
+        work: impl FnOnce() -> Result<T, Fault>,
+    ) -> (Option<ScopeSet>, Result<T, Fault>) {
+        if self.level() == DiagnosticsLevel::Off {
+            return (None, run_catching(work));
+        }
+        let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
+        self.enter_phase();
+        let result = run_catching(work);
+        self.leave_phase();
+        (Some(scopes), result)
     }
 }
 

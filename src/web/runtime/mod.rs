@@ -488,6 +488,16 @@ impl<A: App> Drop for Inner<A> {
     }
 }
 
+/// Takes what `slot` holds if it matches `wanted` (nothing while it is borrowed).
+fn take_if<T>(slot: &RefCell<Option<T>>, wanted: impl FnOnce(&T) -> bool) -> Option<T> {
+    let mut slot = slot.try_borrow_mut().ok()?;
+    if slot.as_ref().is_some_and(wanted) {
+        slot.take()
+    } else {
+        None
+    }
+}
+
 fn page_hidden() -> bool {
     web_sys::window()
         .and_then(|w| w.document())
@@ -690,26 +700,11 @@ impl<A: App> Inner<A> {
 
     /// Drops whatever the init of `generation` produced and destroys its device.
     fn destroy(this: &Rc<Self>, generation: u64) {
-        let taken = this
-            .initializing
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut slot| match slot.as_ref() {
-                Some(i) if i.generation == generation => slot.take(),
-                _ => None,
-            });
+        let taken = take_if(&this.initializing, |i| i.generation == generation);
         if let Some(initializing) = taken {
             initializing.device.retire();
         }
-        let built = this
-            .built
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut slot| match slot.as_ref() {
-                Some(b) if b.generation == generation => slot.take(),
-                _ => None,
-            });
-        if let Some(built) = built {
+        if let Some(built) = take_if(&this.built, |b| b.generation == generation) {
             Inner::drop_resources(this, built.resources);
             Inner::release(this, &built.gpu);
         }
@@ -718,22 +713,12 @@ impl<A: App> Inner<A> {
     /// Init of `generation` finished and the supervisor says run: its parked
     /// resources go live and the loop starts.
     fn run(this: &Rc<Self>, generation: u64) {
-        let built = this
-            .built
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut slot| match slot.as_ref() {
-                Some(b) if b.generation == generation => slot.take(),
-                _ => None,
-            });
-        let Some(Built { gpu, resources, .. }) = built else {
+        let Some(Built { gpu, resources, .. }) =
+            take_if(&this.built, |b| b.generation == generation)
+        else {
             return;
         };
-        if let Ok(mut slot) = this.initializing.try_borrow_mut() {
-            if slot.as_ref().is_some_and(|i| i.generation == generation) {
-                slot.take();
-            }
-        }
+        drop(take_if(&this.initializing, |i| i.generation == generation));
         let live = Rc::new(Live {
             gpu,
             resources: RefCell::new(resources),
@@ -806,16 +791,7 @@ impl<A: App> Inner<A> {
     /// Stops the loop, releases every GPU object of `generation` and destroys it.
     fn teardown(this: &Rc<Self>, generation: u64) {
         this.frame_loop.cancel();
-        let live = this.live.try_borrow_mut().ok().and_then(|mut slot| {
-            if slot
-                .as_ref()
-                .is_some_and(|l| l.gpu.generation == generation)
-            {
-                slot.take()
-            } else {
-                None
-            }
-        });
+        let live = take_if(&this.live, |l| l.gpu.generation == generation);
         this.injections.cancel_pending_loss();
         if let Some(live) = live {
             Inner::release(this, &live.gpu);
