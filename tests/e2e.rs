@@ -610,8 +610,22 @@ on_both!(the_readme_s_hello_app_renders_and_survives_every_loss);
 /// identical after `matarGPU()` (on a new device: a stalled picture on the way is
 /// recovered too, never accepted) and, on Chromium, after a GPU-process crash.
 async fn the_readme_s_hello_app_renders_and_survives_every_loss(browser: Browser) -> TestResult {
+    hello_survives_every_loss(browser, "hello/index.html").await
+}
+
+on_both!(the_readme_s_app_copied_into_an_empty_folder_works_the_first_time);
+/// The same app as a stranger gets it: the README's four files copied into an
+/// empty folder outside the workspace and built there by a plain `trunk build`
+/// (`scripts/test` does both).
+async fn the_readme_s_app_copied_into_an_empty_folder_works_the_first_time(
+    browser: Browser,
+) -> TestResult {
+    hello_survives_every_loss(browser, "stranger/index.html").await
+}
+
+async fn hello_survives_every_loss(browser: Browser, page: &str) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;
-    s.driver.goto(s.server.url("hello/index.html")).await?;
+    s.driver.goto(s.server.url(page)).await?;
     let before = s.wait_running(1).await?;
     let image_before = s.element_image("canvas").await?;
     let orange = image_before

@@ -59,6 +59,38 @@ fn the_readme_shows_the_hello_example_whole_and_exactly() {
     assert_eq!(sources, ["main.rs"]);
 }
 
+/// Writes the README's app into the folder `STRANGER_APP` names, as a person
+/// who has never seen the project would copy it (with the dependency's `path`
+/// pointed at this checkout); `scripts/test` builds it there with trunk and the
+/// end-to-end tests drive it.
+#[test]
+#[ignore = "run by scripts/test with STRANGER_APP set"]
+fn copy_the_readme_app_into_an_empty_folder() {
+    let target = std::path::PathBuf::from(std::env::var("STRANGER_APP").expect("STRANGER_APP"));
+    assert!(
+        !target.exists() || std::fs::read_dir(&target).unwrap().next().is_none(),
+        "{} is not empty",
+        target.display()
+    );
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for file in [
+        "Cargo.toml",
+        ".cargo/config.toml",
+        "index.html",
+        "src/main.rs",
+    ] {
+        let mut text = readme_block(&readme, file);
+        if file == "Cargo.toml" {
+            let path = format!("path = {:?}", root().display().to_string());
+            assert!(text.contains(r#"path = "../..""#), "{text}");
+            text = text.replace(r#"path = "../..""#, &path);
+        }
+        let dest = target.join(file);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(dest, text).unwrap();
+    }
+}
+
 #[test]
 fn the_readme_stays_short_and_speaks_of_the_present() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();

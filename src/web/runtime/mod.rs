@@ -18,7 +18,7 @@ mod injection;
 pub mod status;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::{Rc, Weak};
 
@@ -152,7 +152,8 @@ struct Inner<A: App> {
     initializing: RefCell<Option<Initializing>>,
     arrivals: RefCell<Vec<Arrival>>,
     built: RefCell<Option<Built<A::Resources>>>,
-    timers: RefCell<BTreeMap<u64, Timeout>>,
+    /// The scheduled timers by token (a retry and a deadline at most).
+    timers: RefCell<Vec<(u64, Timeout)>>,
     frame_loop: FrameLoop,
     canvas_owner: Cell<Option<u64>>,
     frames: Cell<u64>,
@@ -290,7 +291,7 @@ impl<A: App> Runtime<A> {
                 initializing: RefCell::new(None),
                 arrivals: RefCell::new(Vec::new()),
                 built: RefCell::new(None),
-                timers: RefCell::new(BTreeMap::new()),
+                timers: RefCell::new(Vec::new()),
                 frame_loop: FrameLoop::new(),
                 canvas_owner: Cell::new(None),
                 frames: Cell::new(0),
@@ -629,7 +630,7 @@ impl<A: App> Inner<A> {
             } => Inner::schedule(this, *token, *delay_ms, *purpose),
             Command::CancelTimer { token } => {
                 if let Ok(mut timers) = this.timers.try_borrow_mut() {
-                    timers.remove(token);
+                    timers.retain(|(t, _)| t != token);
                 }
             }
             Command::Destroy { generation } => Inner::destroy(this, *generation),
@@ -766,14 +767,16 @@ impl<A: App> Inner<A> {
                 return;
             };
             if let Ok(mut timers) = runtime.timers.try_borrow_mut() {
-                if let Some(fired) = timers.remove(&token) {
+                if let Some(at) = timers.iter().position(|(t, _)| *t == token) {
+                    let (_, fired) = timers.swap_remove(at);
                     fired.forget();
                 }
             }
             Inner::dispatch(&runtime, Event::TimerFired { token });
         });
         if let Ok(mut timers) = this.timers.try_borrow_mut() {
-            timers.insert(token, timeout);
+            timers.retain(|(t, _)| *t != token);
+            timers.push((token, timeout));
         }
     }
 
