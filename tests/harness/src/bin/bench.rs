@@ -129,6 +129,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = root();
     let mut all = serde_json::Map::new();
     let mut reports = Vec::new();
+    // `BENCH_ONLY=size`: the sizes alone, no browser.
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("size") {
+        print_sizes(&root);
+        print_size_breakdown(&root);
+        return Ok(());
+    }
     for browser in engines() {
         let results = match run_page(browser, &root).await {
             Ok(r) => r,
