@@ -57,7 +57,7 @@ pub use frame::FrameScope;
 pub use init::{GpuContext, InitOptions};
 pub use js::nullable;
 pub use listener::EventListener;
-pub use text::set_label;
 pub use net::ErrorNet;
 pub use runtime::{App, CanvasSize, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};
+pub use text::set_label;
