@@ -7,6 +7,9 @@
 # Nothing is downloaded from outside the package registries.
 # Source it: `source scripts/setup.sh`.
 
+# Sourced by scripts/serve and scripts/test; a shell that sources it by hand
+# gets its own options back at the end.
+SETUP_SAVED_OPTIONS="$(set +o)"
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +30,15 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
 
 say() { echo "[setup] $*" >&2; }
 
+# Whether `$1 --version` prints `$2`. Read whole first: `grep -q` on a pipe
+# exits at its match, the tool then dies of SIGPIPE, and pipefail would read
+# that as a missing tool.
+has_version() {
+  local printed
+  printed="$("$1" --version 2>/dev/null || true)"
+  [[ "$printed" == *"$2"* ]]
+}
+
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -42,6 +54,14 @@ fi
 if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
   say "packages are installed with apt-get: run this as root or install sudo"
   return 1 2>/dev/null || exit 1
+fi
+# A C toolchain, for the crates cargo installs below (and OpenSSL's headers,
+# which trunk builds against).
+if ! command -v cc >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1 \
+  || ! dpkg -s libssl-dev >/dev/null 2>&1; then
+  say "installing build-essential, pkg-config and libssl-dev from Debian"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq build-essential pkg-config libssl-dev >/dev/null
 fi
 if ! command -v npm >/dev/null 2>&1; then
   say "installing Node.js and npm from Debian (for wasm-opt)"
@@ -66,7 +86,7 @@ if [ ! -x /usr/bin/firefox-esr ] || ! dpkg -s mesa-vulkan-drivers >/dev/null 2>&
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq firefox-esr mesa-vulkan-drivers >/dev/null
 fi
 
-if ! "$GECKODRIVER" --version 2>/dev/null | grep -q "geckodriver $GECKODRIVER_VERSION"; then
+if ! has_version "$GECKODRIVER" "geckodriver $GECKODRIVER_VERSION"; then
   say "installing geckodriver $GECKODRIVER_VERSION (about 2 minutes)"
   cargo install -q geckodriver --version "$GECKODRIVER_VERSION" --locked
 fi
@@ -81,7 +101,7 @@ fi
 # applied to tiny_http's own source from the registry; a stamp says so.
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 RUNNER_STAMP="$CARGO_BIN/.wasm-bindgen-cli-$WASM_BINDGEN_VERSION-tiny-http-fixed"
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION" || [ ! -f "$RUNNER_STAMP" ]; then
+if ! has_version wasm-bindgen " $WASM_BINDGEN_VERSION" || [ ! -f "$RUNNER_STAMP" ]; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION with tiny_http's task-pool fix (about 2 minutes)"
   fetch="$ROOT/target/tiny-http-source"
   mkdir -p "$fetch/src"
@@ -99,18 +119,18 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION" || [ 
   if ! cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
     --config "patch.crates-io.tiny_http.path=\"$patched\"" > "$ROOT/target/wasm-bindgen-install.log" 2>&1; then
     cat "$ROOT/target/wasm-bindgen-install.log" >&2
-    exit 1
+    return 1 2>/dev/null || exit 1
   fi
   touch "$RUNNER_STAMP"
 fi
 
-if ! trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION"; then
+if ! has_version trunk " $TRUNK_VERSION"; then
   say "installing trunk $TRUNK_VERSION (about 6 minutes)"
   cargo install -q trunk --version "$TRUNK_VERSION" --locked
 fi
 
 LOCAL_WASM_OPT="$ROOT/.tools/node_modules/.bin/wasm-opt"
-if ! "$LOCAL_WASM_OPT" --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+if ! has_version "$LOCAL_WASM_OPT" "version $BINARYEN_VERSION"; then
   say "installing wasm-opt (binaryen $BINARYEN_VERSION from npm)"
   mkdir -p "$ROOT/.tools"
   npm install --prefix "$ROOT/.tools" --no-audit --no-fund --silent "binaryen@$BINARYEN_VERSION"
@@ -118,10 +138,12 @@ fi
 # Next to trunk, so that a plain `trunk serve` / `trunk build --release` in any
 # shell finds it (trunk is offline and never downloads it). A working link of the
 # same version (another checkout's) is left as it is.
-if ! "$CARGO_BIN/wasm-opt" --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+if ! has_version "$CARGO_BIN/wasm-opt" "version $BINARYEN_VERSION"; then
   ln -sf "$LOCAL_WASM_OPT" "$CARGO_BIN/wasm-opt"
 fi
 
 if [ ! -f "$ROOT/www/scene.bin" ]; then
   (cd "$ROOT" && cargo run -q --example make_scene)
 fi
+
+eval "$SETUP_SAVED_OPTIONS"

@@ -14,8 +14,8 @@ pub struct ObservedSize {
     pub device_pixels: Option<(u32, u32)>,
 }
 
-/// The drawing buffer for `observed` at `device_pixel_ratio`, each side clamped
-/// to `1..=max_dimension`; `None` while the canvas is not displayed (a zero or
+/// The drawing buffer for `observed` at `device_pixel_ratio`, scaled down (both
+/// sides by one factor) until neither side exceeds `max_dimension`; `None` while the canvas is not displayed (a zero or
 /// unknown size: the buffer keeps its size).
 pub fn drawing_buffer_size(
     observed: ObservedSize,
@@ -37,13 +37,20 @@ pub fn drawing_buffer_size(
             )
         }
     };
-    let side = |v: f64| -> Option<u32> {
-        if !v.is_finite() || v < 1.0 {
-            return None;
-        }
-        Some(if v >= f64::from(max) { max } else { v as u32 })
+    if !width.is_finite() || !height.is_finite() || width < 1.0 || height < 1.0 {
+        return None;
+    }
+    // Too large for the device: both sides shrink by one factor (the picture
+    // keeps its shape).
+    let largest = width.max(height);
+    let (width, height) = if largest > f64::from(max) {
+        let factor = f64::from(max) / largest;
+        (width * factor, height * factor)
+    } else {
+        (width, height)
     };
-    Some((side(width)?, side(height)?))
+    let side = |v: f64| (v.round() as u32).clamp(1, max);
+    Some((side(width), side(height)))
 }
 
 #[cfg(test)]
@@ -88,10 +95,14 @@ mod tests {
     }
 
     #[test]
-    fn each_side_is_clamped_to_the_device_limit() {
+    fn a_buffer_too_large_shrinks_to_the_device_limit_keeping_its_shape() {
         assert_eq!(
             drawing_buffer_size(css(5000.0, 100.0), 2.0, 8192),
-            Some((8192, 200))
+            Some((8192, 164))
+        );
+        assert_eq!(
+            drawing_buffer_size(css(2000.0, 8000.0), 2.0, 8192),
+            Some((2048, 8192))
         );
         assert_eq!(
             drawing_buffer_size(css(3000.0, 3000.0), 3.0, 8192),

@@ -623,6 +623,34 @@ async fn the_readme_s_app_copied_into_an_empty_folder_works_the_first_time(
     hello_survives_every_loss(browser, "stranger/index.html").await
 }
 
+on_both!(the_readme_s_app_is_sharp_at_ratio_2_and_never_grows);
+/// The README's canvas is sized by its attributes alone (no CSS): at a device
+/// pixel ratio of 2 its buffer doubles once (480x360 CSS px, 960x720 px) and
+/// stays there, instead of growing with each frame.
+async fn the_readme_s_app_is_sharp_at_ratio_2_and_never_grows(browser: Browser) -> TestResult {
+    let s = session(browser, Flags::WebGpuRatio2).await?;
+    s.driver.goto(s.server.url("hello/index.html")).await?;
+    s.wait_running(1).await?;
+    let geometry = || async {
+        s.eval(
+            "const c = document.getElementById('canvas'); \
+             return [c.clientWidth, c.clientHeight, c.width, c.height, devicePixelRatio];",
+        )
+        .await
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let first = geometry().await?;
+    assert_eq!(first, json!([480, 360, 960, 720, 2]), "{first}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(geometry().await?, first);
+    let status = s.status().await?;
+    assert_eq!(status["generation"], 1, "{status}");
+    assert!(num(&status, "resizes") <= 1, "{status}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 async fn hello_survives_every_loss(browser: Browser, page: &str) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;
     s.driver.goto(s.server.url(page)).await?;

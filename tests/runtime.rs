@@ -793,3 +793,21 @@ async fn no_device_outlives_its_generation() {
     );
     r.stop();
 }
+
+#[wasm_bindgen_test]
+async fn a_canvas_that_css_does_not_size_is_pinned_and_never_grows() {
+    // Sized by its width and height attributes alone: laid out at its drawing
+    // buffer's size, which following the display (times a ratio above 1) would
+    // grow without end.
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let style = r.canvas().style();
+    assert_eq!(style.get_property_value("width").unwrap(), "64px");
+    assert_eq!(style.get_property_value("height").unwrap(), "64px");
+    TimeoutFuture::new(300).await;
+    let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+    assert_eq!(buffer_of(&r), (scale(64), scale(64)));
+    assert!(r.status().resizes <= 1, "{:?}", r.status());
+    r.stop();
+}

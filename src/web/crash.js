@@ -10,7 +10,14 @@ export function guard_call(f) {
   }
 }
 
-// Whether `e` is a WebAssembly trap (a panic, an `unreachable`, a stack overflow).
+// Whether `e` is a WebAssembly trap (a panic, an `unreachable`) or a stack
+// overflow, which engines report as their own errors: V8 a RangeError
+// ("Maximum call stack size exceeded"), SpiderMonkey an InternalError ("too much
+// recursion"). Either leaves the module's state mid-way.
 export function is_trap(e) {
-  return typeof WebAssembly !== "undefined" && e instanceof WebAssembly.RuntimeError;
+  if (typeof WebAssembly !== "undefined" && e instanceof WebAssembly.RuntimeError) return true;
+  if (e === null || typeof e !== "object") return false;
+  const message = String(e.message);
+  return (e instanceof RangeError && /call stack/i.test(message))
+    || (e.name === "InternalError" && /too much recursion/i.test(message));
 }

@@ -6,11 +6,10 @@
 export function observe_size(canvas) {
   if (typeof ResizeObserver === 'undefined') return null;
   const sizer = { css: null, device: null, observer: null };
+  pin_intrinsic_size(canvas);
   // Until the first observation (after the next layout), the size laid out
   // now: a device built before it sees the right size.
-  if (canvas.isConnected && canvas.clientWidth > 0 && canvas.clientHeight > 0) {
-    sizer.css = [canvas.clientWidth, canvas.clientHeight];
-  }
+  sizer.css = content_box(canvas);
   sizer.observer = new ResizeObserver((entries) => {
     for (const entry of entries) {
       const box = entry.contentBoxSize && entry.contentBoxSize[0];
@@ -44,14 +43,50 @@ export function observed_size(sizer) {
 // for the next observation: before a device is configured). The device-pixel
 // size is kept only while the CSS size is the one it was observed with.
 export function refresh_size(sizer, canvas) {
-  if (!canvas.isConnected || canvas.clientWidth <= 0 || canvas.clientHeight <= 0) return;
-  const css = [canvas.clientWidth, canvas.clientHeight];
+  const css = content_box(canvas);
+  if (css === null) return;
   const same = sizer.css !== null
-    && Math.round(sizer.css[0]) === css[0] && Math.round(sizer.css[1]) === css[1];
+    && Math.abs(sizer.css[0] - css[0]) < 0.01 && Math.abs(sizer.css[1] - css[1]) < 0.01;
   if (!same) {
     sizer.css = css;
     sizer.device = null;
   }
+}
+
+// The content box laid out now, in CSS pixels (fractional, as the observer
+// reports it), or null while the canvas is not displayed.
+function content_box(canvas) {
+  if (!canvas.isConnected || typeof getComputedStyle !== 'function') return null;
+  const style = getComputedStyle(canvas);
+  let width = parseFloat(style.width);
+  let height = parseFloat(style.height);
+  if (style.boxSizing === 'border-box') {
+    const px = (name) => parseFloat(style[name]) || 0;
+    width -= px('paddingLeft') + px('paddingRight') + px('borderLeftWidth') + px('borderRightWidth');
+    height -= px('paddingTop') + px('paddingBottom') + px('borderTopWidth') + px('borderBottomWidth');
+  }
+  if (!(width > 0) || !(height > 0)) return null;
+  return [width, height];
+}
+
+// A canvas that CSS does not size is laid out at its drawing buffer's size:
+// following its displayed size would then grow it without end (at a ratio of 2,
+// 480 CSS px want a 960 px buffer, which is laid out at 960 CSS px...). Such a
+// side is pinned at the size it is laid out at now, in its inline style.
+function pin_intrinsic_size(canvas) {
+  if (!canvas.isConnected || typeof getComputedStyle !== 'function') return;
+  const before = content_box(canvas);
+  if (before === null) return;
+  const width = canvas.width;
+  const height = canvas.height;
+  canvas.width = width * 2 + 1;
+  canvas.height = height * 2 + 1;
+  const grown = content_box(canvas);
+  canvas.width = width;
+  canvas.height = height;
+  if (grown === null) return;
+  if (Math.abs(grown[0] - before[0]) > 0.01) canvas.style.width = before[0] + 'px';
+  if (Math.abs(grown[1] - before[1]) > 0.01) canvas.style.height = before[1] + 'px';
 }
 
 export function stop_observing(sizer) {

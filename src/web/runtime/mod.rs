@@ -178,6 +178,8 @@ struct Inner<A: App> {
     /// Follows the canvas's displayed size (with `CanvasSize::FollowDisplay`).
     sizer: RefCell<Option<CanvasSizer>>,
     resizes: Cell<u64>,
+    /// Whether the crash was handled (the fallback shown).
+    crash_shown: Cell<bool>,
 }
 
 /// Runs an [`App`]; cheap to clone. Once started it keeps itself alive until
@@ -312,6 +314,7 @@ impl<A: App> Runtime<A> {
                 keep_alive: RefCell::new(None),
                 sizer: RefCell::new(None),
                 resizes: Cell::new(0),
+                crash_shown: Cell::new(false),
             }),
         }
     }
@@ -574,6 +577,10 @@ impl<A: App> Inner<A> {
     /// Drops the runtime's hold on itself (after a stop), later: the
     /// caller may be the runtime's own code, which must not free it mid-call.
     fn let_go(this: &Rc<Self>) {
+        if crash::crashed() {
+            // Nothing of the crashed state may be dropped.
+            return;
+        }
         let held = this
             .keep_alive
             .try_borrow_mut()
@@ -592,8 +599,13 @@ impl<A: App> Inner<A> {
             Ok(mut supervisor) if supervisor.state() != DeviceState::Crashed => {
                 supervisor.handle(Event::Crashed { message })
             }
-            _ => return,
+            Ok(_) => return,
+            // The crash left the supervisor borrowed (it panicked inside it): the
+            // loop stops and the fallback is shown all the same, once.
+            Err(_) if this.crash_shown.replace(true) => return,
+            Err(_) => vec![Command::ShowFallback(Fallback::Crashed(message))],
         };
+        this.crash_shown.set(true);
         this.frame_loop.cancel();
         if let Ok(mut watchdog) = this.watchdog.try_borrow_mut() {
             watchdog.take();
@@ -957,7 +969,16 @@ impl<A: App> Inner<A> {
         }
         // Requested before the frame runs: a frame that throws cannot stop the loop.
         this.frame_loop.request();
+        // Calls the resize and the frame make (stop, force_recovery...) are
+        // queued and handled once the frame returns.
+        let outermost = !this.dispatching.replace(true);
         Inner::follow_the_size(this, &live);
+        if crash::crashed() {
+            // The resize's state cannot be trusted: nothing more runs.
+            std::mem::forget(live);
+            this.dispatching.set(false);
+            return Inner::on_crash(this);
+        }
         let number = this.frames.get() + 1;
         this.frames.set(number);
         let info = FrameInfo {
@@ -967,18 +988,18 @@ impl<A: App> Inner<A> {
         };
         let started = now_ms();
         let scope = live.gpu.device.begin_frame(number);
-        // Calls the frame makes (stop, force_recovery...) are queued and handled
-        // once it returns.
-        let outermost = !this.dispatching.replace(true);
         // Through a JavaScript trampoline: an exception thrown by a raw call in the
         // application's frame stops there, and everything here drops as usual.
+        // The resources are borrowed outside it: a throw skips the destructors of
+        // the frames it crosses, and a borrow taken inside would stay taken.
         let mut result = Ok(());
+        let resources = live.resources.try_borrow();
         let thrown = crash::catching(&mut || {
-            result = match live.resources.try_borrow() {
-                Ok(resources) => this.app.frame(&live.gpu, &resources, &info),
-                Err(_) => Ok(()),
-            };
+            if let Ok(resources) = &resources {
+                result = this.app.frame(&live.gpu, resources, &info);
+            }
         });
+        drop(resources);
         if crash::crashed() {
             // The frame's state cannot be trusted: its scopes and resources are
             // left as they are, and everything stops.
