@@ -811,3 +811,31 @@ async fn a_canvas_that_css_does_not_size_is_pinned_and_never_grows() {
     assert!(r.status().resizes <= 1, "{:?}", r.status());
     r.stop();
 }
+
+#[wasm_bindgen_test]
+async fn a_frame_that_throws_leaves_nothing_borrowed_for_the_next_resize() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 100, 50);
+    *r.app().on_frame.borrow_mut() = Some(Box::new(|frame| {
+        if frame == 4 {
+            throw_through_wasm();
+        }
+    }));
+    r.start();
+    wait_until("the thrown frame", || r.status().frames_thrown == 1).await;
+    // (The hook stays: the throw skipped the test application's own `Ref` of
+    // it, as it skips every destructor of the frames it crosses.)
+    display_at(&r, 150, 75);
+    let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+    wait_until("the resize after the throw", || {
+        r.app().resized_to.borrow().len() == 1
+    })
+    .await;
+    assert_eq!(
+        *r.app().resized_to.borrow(),
+        vec![(1, scale(150), scale(75))]
+    );
+    assert_eq!(r.status().net.validation, 0, "{:?}", r.net().recent_lines());
+    r.stop();
+}
