@@ -104,8 +104,11 @@ pub struct RuntimeOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CanvasSize {
     /// Its displayed size times the device pixel ratio (a `ResizeObserver`,
-    /// device pixels where the engine reports them), clamped to the device's
-    /// `maxTextureDimension2D`; [`App::resize`] rebuilds what depends on it.
+    /// device pixels where the engine reports them), scaled down to the
+    /// device's `maxTextureDimension2D`; [`App::resize`] rebuilds what depends
+    /// on it. A canvas that CSS does not size (laid out at its `width` and
+    /// `height`) gets its laid-out size pinned in its inline style at start,
+    /// so that its buffer cannot grow its layout.
     #[default]
     FollowDisplay,
     /// The `width` and `height` the page gave the canvas, never changed.
