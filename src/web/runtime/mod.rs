@@ -120,6 +120,9 @@ struct Live<R> {
     /// Borrowed by each frame; mutably by a resize, between frames.
     resources: RefCell<R>,
     frames: Cell<u64>,
+    /// The device's `maxTextureDimension2D`, read once (each frame compares
+    /// the canvas's size against it).
+    max_dimension: u32,
 }
 
 /// The init attempt that owns a device not yet running.
@@ -735,10 +738,12 @@ impl<A: App> Inner<A> {
             return;
         };
         drop(take_if(&this.initializing, |i| i.generation == generation));
+        let max_dimension = gpu.device.raw().limits().max_texture_dimension_2d();
         let live = Rc::new(Live {
             gpu,
             resources: RefCell::new(resources),
             frames: Cell::new(0),
+            max_dimension,
         });
         if let Ok(mut slot) = this.live.try_borrow_mut() {
             *slot = Some(live);
@@ -918,8 +923,7 @@ impl<A: App> Inner<A> {
     /// many resize events came), resize the drawing buffer and let the
     /// application rebuild what depends on it, in a "resize" phase.
     fn follow_the_size(this: &Rc<Self>, live: &Live<A::Resources>) {
-        let max = live.gpu.device.raw().limits().max_texture_dimension_2d();
-        let Some((width, height)) = Inner::wanted_size(this, max) else {
+        let Some((width, height)) = Inner::wanted_size(this, live.max_dimension) else {
             return;
         };
         this.canvas.set_width(width);
