@@ -4,6 +4,14 @@
 
 use std::path::Path;
 
+/// The files of `examples/hello`, as the README shows them.
+const HELLO_FILES: [&str; 4] = [
+    "Cargo.toml",
+    ".cargo/config.toml",
+    "index.html",
+    "src/main.rs",
+];
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -30,12 +38,7 @@ fn readme_block(readme: &str, file: &str) -> String {
 #[test]
 fn the_readme_shows_the_hello_example_whole_and_exactly() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for file in [
-        "Cargo.toml",
-        ".cargo/config.toml",
-        "index.html",
-        "src/main.rs",
-    ] {
+    for file in HELLO_FILES {
         let example = std::fs::read_to_string(root().join("examples/hello").join(file)).unwrap();
         let shown = readme_block(&readme, file);
         if shown != example {
@@ -73,12 +76,7 @@ fn copy_the_readme_app_into_an_empty_folder() {
         target.display()
     );
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for file in [
-        "Cargo.toml",
-        ".cargo/config.toml",
-        "index.html",
-        "src/main.rs",
-    ] {
+    for file in HELLO_FILES {
         let mut text = readme_block(&readme, file);
         if file == "Cargo.toml" {
             let path = format!("path = {:?}", root().display().to_string());
@@ -124,22 +122,18 @@ fn the_declared_rust_version_covers_every_dependency() {
     );
     let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let packages = metadata["packages"].as_array().unwrap();
-    let ours = packages
+    let library = packages
         .iter()
         .find(|p| p["name"] == "webgpu-guard")
-        .and_then(|p| p["rust_version"].as_str())
+        .expect("webgpu-guard in the metadata");
+    let ours = library["rust_version"]
+        .as_str()
         .expect("webgpu-guard declares rust-version");
     // What the library needs to build, for the browser: its normal
     // dependencies and theirs.
     let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
     let node = |id: &str| nodes.iter().find(|n| n["id"] == id).unwrap();
-    let root_id = packages
-        .iter()
-        .find(|p| p["name"] == "webgpu-guard")
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let root_id = library["id"].as_str().unwrap().to_string();
     let mut stack = vec![root_id];
     let mut seen = std::collections::BTreeSet::new();
     while let Some(id) = stack.pop() {
