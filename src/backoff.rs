@@ -1,5 +1,10 @@
 //! Exponential backoff with a cap on attempts: `base x 2^n` for attempt `n`.
 
+/// The longest delay a browser timer can wait, in milliseconds (2^31 - 1, about
+/// 24.8 days): `setTimeout` reads its delay as a signed 32-bit integer, and a
+/// longer one wraps to "now". Every delay of a [`Backoff`] is bounded by it.
+pub const MAX_DELAY_MS: u32 = i32::MAX as u32;
+
 /// A backoff schedule: attempt `n` (0-based) waits `base_ms x 2^n`, up to
 /// `max_attempts` attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -21,13 +26,14 @@ impl Default for Backoff {
 }
 
 impl Backoff {
-    /// The delay before attempt `attempt` (0-based), or `None` when the cap is reached.
+    /// The delay before attempt `attempt` (0-based), or `None` when the cap is
+    /// reached; at most [`MAX_DELAY_MS`].
     pub fn delay_ms(&self, attempt: u32) -> Option<u32> {
         if attempt >= self.max_attempts {
             return None;
         }
         let factor = 1u32.checked_shl(attempt).unwrap_or(u32::MAX);
-        Some(self.base_ms.saturating_mul(factor))
+        Some(self.base_ms.saturating_mul(factor).min(MAX_DELAY_MS))
     }
 
     /// Every delay of the schedule, in order.
@@ -61,8 +67,16 @@ mod tests {
             base_ms: 1000,
             max_attempts: 64,
         };
-        assert_eq!(b.delay_ms(40), Some(u32::MAX));
-        assert_eq!(b.delay_ms(63), Some(u32::MAX));
+        // Bounded by what a browser timer can wait: a longer delay would wrap
+        // to "now" in `setTimeout`.
+        assert_eq!(b.delay_ms(30), Some(MAX_DELAY_MS));
+        assert_eq!(b.delay_ms(40), Some(MAX_DELAY_MS));
+        assert_eq!(b.delay_ms(63), Some(MAX_DELAY_MS));
+        let huge = Backoff {
+            base_ms: u32::MAX,
+            max_attempts: 1,
+        };
+        assert_eq!(huge.delay_ms(0), Some(MAX_DELAY_MS));
         assert_eq!(b.delay_ms(64), None);
     }
 

@@ -82,6 +82,8 @@ pub mod fault_log;
 pub mod formats;
 pub mod frame_sampling;
 pub mod ledger;
+#[doc(hidden)]
+pub mod oneshot;
 pub mod payload;
 #[doc(hidden)]
 pub mod rate_limit;

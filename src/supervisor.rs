@@ -22,7 +22,7 @@
 //! browser that refuses (null adapter, rejected device) makes the attempt fail
 //! fast, and the backoff applies from there.
 
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, MAX_DELAY_MS};
 
 /// Where the device stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -132,8 +132,13 @@ pub enum InitFailure {
     LostDuringInit(String),
     /// The canvas could not give or configure a `webgpu` context.
     Canvas(String),
-    /// Building the resources failed (a fault in the application's own code).
+    /// Building the resources failed (a fault in the application's own code: a
+    /// validation error, an exception), which would fail the same way on every
+    /// device: final.
     Resources(String),
+    /// Building the resources failed in a way that can pass on a fresh device
+    /// (out of memory, an internal error): retried with backoff, up to the cap.
+    ResourcesMayPass(String),
     /// The attempt did not finish before its deadline. Stuck before a device was
     /// adopted (`requestAdapter()` or `requestDevice()` never answered) it is
     /// retried with backoff; stuck in the application's `build` it is final.
@@ -155,6 +160,7 @@ impl InitFailure {
             InitFailure::LostDuringInit(m) => format!("device lost during init: {m}"),
             InitFailure::Canvas(m) => format!("canvas cannot present WebGPU: {m}"),
             InitFailure::Resources(m) => format!("resources failed: {m}"),
+            InitFailure::ResourcesMayPass(m) => format!("resources failed (may pass): {m}"),
             InitFailure::Overdue { in_build, after_ms } => format!(
                 "init attempt did not finish in {after_ms} ms (stuck in {})",
                 if *in_build {
@@ -416,7 +422,9 @@ pub struct SupervisorOptions {
     pub crash_loop_deaths: u32,
     /// What "soon" means, in milliseconds.
     pub crash_loop_window_ms: u64,
-    /// How long one init attempt may take before it counts as failed.
+    /// How long one init attempt may take before it counts as failed. At least
+    /// [`MAX_DELAY_MS`] (`u32::MAX`, say) turns the deadline off: a browser timer
+    /// cannot wait that long (its delay would wrap to "now").
     pub init_deadline_ms: u32,
     /// How long a running, visible page may go without an animation frame
     /// before the stall is reported (and, as long again later, recovered).
@@ -474,6 +482,9 @@ pub struct Supervisor {
     first_frame_at: Option<u64>,
     last_loss: Option<LossRecord>,
     fallback: Option<Fallback>,
+    /// Fallbacks shown since a device last ran: a start after one waits its
+    /// backoff.
+    fallbacks_in_a_row: u32,
 }
 
 impl Default for Supervisor {
@@ -508,6 +519,7 @@ impl Supervisor {
             first_frame_at: None,
             last_loss: None,
             fallback: None,
+            fallbacks_in_a_row: 0,
         }
     }
 
@@ -587,6 +599,11 @@ impl Supervisor {
         &self.options
     }
 
+    /// Whether `generation` is the device that runs or is being initialised.
+    pub fn owns_generation(&self, generation: u64) -> bool {
+        self.live == Some(generation) || self.initializing == Some(generation)
+    }
+
     /// Whether frames may be drawn on `generation`.
     pub fn may_draw(&self, generation: u64) -> bool {
         self.state == DeviceState::Running && self.live == Some(generation)
@@ -643,14 +660,17 @@ impl Supervisor {
         self.next_attempt += 1;
         self.in_flight = Some(attempt);
         let mut commands = self.end_deadline();
-        let token = self.new_token();
-        self.deadline = Some(token);
         commands.push(Command::BeginInit { attempt });
-        commands.push(Command::Schedule {
-            token,
-            delay_ms: self.options.init_deadline_ms,
-            purpose: TimerPurpose::InitDeadline { attempt },
-        });
+        // A deadline no browser timer can wait for is no deadline.
+        if self.options.init_deadline_ms < MAX_DELAY_MS {
+            let token = self.new_token();
+            self.deadline = Some(token);
+            commands.push(Command::Schedule {
+                token,
+                delay_ms: self.options.init_deadline_ms,
+                purpose: TimerPurpose::InitDeadline { attempt },
+            });
+        }
         commands
     }
 
@@ -737,13 +757,33 @@ impl Supervisor {
     fn start(&mut self) -> Vec<Command> {
         match self.state {
             DeviceState::Idle | DeviceState::Stopped | DeviceState::Failed => {
+                let after_fallbacks = self.fallbacks_in_a_row;
                 self.state = DeviceState::Starting;
                 self.failures = 0;
                 self.after_loss = false;
                 self.quick_deaths = 0;
                 self.fallback = None;
                 self.waiting_for_visible = false;
-                self.begin_attempt()
+                if after_fallbacks == 0 {
+                    return self.begin_attempt();
+                }
+                // A start right after starts that each ended in a fallback (a
+                // fallback hook that calls `start()` on a page without WebGPU)
+                // waits its backoff: attempt, fallback and start again never run
+                // as one chain that leaves the page no time.
+                let backoff = self.options.backoff;
+                let delay_ms = backoff
+                    .delay_ms(after_fallbacks - 1)
+                    .or_else(|| backoff.schedule().last().copied())
+                    .unwrap_or(backoff.base_ms.min(MAX_DELAY_MS))
+                    .max(1);
+                let token = self.new_token();
+                self.timer = Some(token);
+                vec![Command::Schedule {
+                    token,
+                    delay_ms,
+                    purpose: TimerPurpose::Retry,
+                }]
             }
             _ => Vec::new(),
         }
@@ -910,6 +950,7 @@ impl Supervisor {
             return vec![Command::Destroy { generation }];
         }
         self.initializing = None;
+        self.fallbacks_in_a_row = 0;
         let mut commands = self.end_attempt();
         if self.after_loss {
             self.recoveries += 1;
@@ -1004,6 +1045,9 @@ impl Supervisor {
     }
 
     fn fail(&mut self, fallback: Fallback) -> Vec<Command> {
+        // Counted up to the backoff's cap: past it the wait stays the longest.
+        self.fallbacks_in_a_row =
+            (self.fallbacks_in_a_row + 1).min(self.options.backoff.max_attempts.max(1));
         let mut commands = self.drop_everything();
         self.state = DeviceState::Failed;
         self.fallback = Some(fallback.clone());

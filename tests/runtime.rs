@@ -39,6 +39,10 @@ struct ClearApp {
     builds: Cell<u64>,
     destroy_in_build: Cell<u32>,
     throw_in_build: Cell<bool>,
+    /// The next builds wait this long before they make anything.
+    slow_build_ms: Cell<u32>,
+    /// The next builds never finish (a promise that never settles).
+    hang_in_build: Cell<bool>,
     on_frame: RefCell<Option<Hook>>,
     throw_on_drop: Rc<Cell<bool>>,
     /// Whether the resources hold a target the size of the drawing buffer.
@@ -89,6 +93,13 @@ impl App for ClearApp {
         let d = &gpu.device;
         if self.throw_in_build.get() {
             throw_through_wasm();
+        }
+        if self.hang_in_build.get() {
+            let never = js_sys::Promise::new(&mut |_, _| {});
+            let _ = wasm_bindgen_futures::JsFuture::from(never).await;
+        }
+        if self.slow_build_ms.get() > 0 {
+            TimeoutFuture::new(self.slow_build_ms.get()).await;
         }
         let buffer = d
             .phase("clear-app", || {
@@ -838,4 +849,155 @@ async fn a_frame_that_throws_leaves_nothing_borrowed_for_the_next_resize() {
     );
     assert_eq!(r.status().net.validation, 0, "{:?}", r.net().recent_lines());
     r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn an_attempt_stuck_in_build_keeps_nothing_of_a_stopped_runtime_alive() {
+    let r = runtime();
+    r.app().hang_in_build.set(true);
+    r.start();
+    wait_until("the build to start", || r.app().builds.get() == 1).await;
+    let weak = r.downgrade();
+    r.stop();
+    drop(r);
+    // The stopped runtime lets go of itself on the next turn.
+    TimeoutFuture::new(100).await;
+    assert!(
+        weak.upgrade().is_none(),
+        "the attempt stuck in build still holds the stopped runtime"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_stop_during_build_writes_no_loss_and_no_failed_attempt() {
+    let r = runtime();
+    r.app().slow_build_ms.set(300);
+    r.start();
+    wait_until("the build to start", || r.app().builds.get() == 1).await;
+    r.stop();
+    // The build goes on, finds its device destroyed and ends.
+    TimeoutFuture::new(800).await;
+    assert_eq!(r.status().state.as_str(), "stopped");
+    let lines = r.net().recent_lines();
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains("lost") && !l.contains("init attempt")),
+        "a stop is not a loss nor a failure: {lines:?}"
+    );
+    assert_nothing_reported(&r);
+}
+
+#[wasm_bindgen_test]
+async fn an_out_of_memory_in_a_rebuild_is_retried_and_recovers() {
+    use webgpu_guard::chaos::Injection;
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.inject(Injection::OutOfMemoryInRebuild(0)).unwrap();
+    // Generation 2 runs out of memory in its build; 3, after a backoff, runs.
+    wait_state(&r, "running", 3).await;
+    let status = r.status();
+    assert!(status.fallback.is_none(), "{status:?}");
+    assert_eq!(status.net.out_of_memory, 1, "{:?}", r.net().recent_lines());
+    let lines = r.net().recent_lines();
+    assert!(
+        lines.iter().any(|l| l.contains("re-initialising the GPU in")),
+        "{lines:?}"
+    );
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_validation_error_in_the_application_s_build_ends_in_the_fallback_at_once() {
+    let r = runtime();
+    let shown: Rc<RefCell<Vec<String>>> = Rc::default();
+    let s = shown.clone();
+    r.on_fallback(move |f| s.borrow_mut().push(f.code().to_string()));
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.app().sized.set(true);
+    r.app().throw_in_build.set(true);
+    r.force_recovery();
+    wait_until("the fallback", || !shown.borrow().is_empty()).await;
+    assert_eq!(*shown.borrow(), vec!["init-failed".to_string()]);
+    assert_eq!(r.status().generation, 2, "retried: {:?}", r.status());
+    r.app().throw_in_build.set(false);
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn an_init_deadline_of_u32_max_is_no_deadline() {
+    let mut options = RuntimeOptions::default();
+    options.supervisor.init_deadline_ms = u32::MAX;
+    let r = runtime_with(options);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    TimeoutFuture::new(200).await;
+    let lines = r.net().recent_lines();
+    assert!(
+        lines.iter().all(|l| !l.contains("did not finish")),
+        "{lines:?}"
+    );
+    assert_eq!(r.status().generation, 1, "{:?}", r.status());
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_telemetry_sink_that_throws_through_wasm_cannot_silence_the_net_or_wedge_the_runtime() {
+    struct ThrowingSink;
+    impl webgpu_guard::telemetry::TelemetrySink for ThrowingSink {
+        fn send(&self, _: &webgpu_guard::telemetry::TelemetryEvent) -> Result<(), String> {
+            throw_through_wasm();
+            Ok(())
+        }
+    }
+    let r = runtime();
+    r.net().set_sink(Box::new(ThrowingSink));
+    r.start();
+    wait_state(&r, "running", 1).await;
+    // A fault the frame returns goes to the sink from inside the frame.
+    let reported = Rc::new(Cell::new(false));
+    let done = reported.clone();
+    *r.app().on_frame.borrow_mut() = Some(Box::new(move |_| done.set(true)));
+    let invalid = webgpu_guard::Fault::new(webgpu_guard::FaultKind::Validation, "seen by a sink");
+    r.net().report_ref(&invalid);
+    r.net().report_ref(&invalid.clone());
+    wait_until("a frame", || reported.get()).await;
+    let stats = r.status().net;
+    assert_eq!(stats.validation, 2, "{stats:?}");
+    assert!(stats.sink_failures >= 1, "{stats:?}");
+    // Nothing is wedged: a recovery and a stop are carried out.
+    r.force_recovery();
+    wait_state(&r, "running", 2).await;
+    r.stop();
+    assert_eq!(r.status().state.as_str(), "stopped");
+}
+
+#[wasm_bindgen_test]
+async fn a_fallback_hook_that_starts_again_waits_its_backoff() {
+    // A browser without WebGPU (a mock: navigator.gpu hidden for this test).
+    let navigator = web_sys::window().unwrap().navigator();
+    let descriptor = js_sys::Object::new();
+    js_sys::Reflect::set(&descriptor, &"value".into(), &JsValue::UNDEFINED).unwrap();
+    js_sys::Reflect::set(&descriptor, &"configurable".into(), &true.into()).unwrap();
+    js_sys::Object::define_property(&navigator, &"gpu".into(), &descriptor);
+    let r = runtime();
+    let shown = Rc::new(Cell::new(0u32));
+    let count = shown.clone();
+    let weak = r.downgrade();
+    r.on_fallback(move |_| {
+        count.set(count.get() + 1);
+        if let Some(r) = weak.upgrade() {
+            r.start();
+        }
+    });
+    r.start();
+    // A plain timer: it fires only if the page is not spinning.
+    TimeoutFuture::new(1500).await;
+    let fallbacks = shown.get();
+    r.stop();
+    js_sys::Reflect::delete_property(&navigator, &"gpu".into()).unwrap();
+    // 0, then 300 + 600 ms of backoff within 1.5 s: 2 or 3 fallbacks, not thousands.
+    assert!((2..=4).contains(&fallbacks), "{fallbacks} fallbacks in 1.5 s");
 }

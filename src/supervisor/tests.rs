@@ -485,6 +485,7 @@ impl World {
                 InitFailure::NoWebGpu,
                 InitFailure::Canvas("x".into()),
                 InitFailure::Resources("x".into()),
+                InitFailure::ResourcesMayPass("x".into()),
                 InitFailure::LostDuringInit("x".into()),
             ] {
                 events.push(Event::InitFailed {
@@ -979,4 +980,157 @@ fn after_a_crash_everything_is_refused() {
         assert_eq!(h(&mut s, event), vec![]);
     }
     assert_eq!(s.state(), DeviceState::Crashed);
+}
+
+#[test]
+fn a_build_failure_that_can_pass_is_retried_and_one_that_cannot_is_final() {
+    let attempt_then = |failure: InitFailure| {
+        let mut s = running();
+        h(&mut s, lost(1));
+        h(&mut s, Event::DeviceCreated { attempt: 2 });
+        h(
+            &mut s,
+            Event::InitFailed {
+                attempt: 2,
+                failure,
+            },
+        )
+    };
+    // Out of memory (or an internal error) on the fresh device: retried.
+    let commands = attempt_then(InitFailure::ResourcesMayPass("out of memory".into()));
+    assert!(
+        matches!(
+            commands[..],
+            [
+                Command::Destroy { generation: 2 },
+                Command::Schedule {
+                    delay_ms: 300,
+                    purpose: TimerPurpose::Retry,
+                    ..
+                }
+            ]
+        ),
+        "{commands:?}"
+    );
+    // A validation error in the application's build fails the same way each
+    // time: the fallback at once.
+    let commands = attempt_then(InitFailure::Resources("invalid".into()));
+    assert_eq!(
+        commands.last(),
+        Some(&Command::ShowFallback(Fallback::InitFailed("invalid".into())))
+    );
+}
+
+#[test]
+fn a_build_that_keeps_running_out_of_memory_gives_up_at_the_cap() {
+    let mut s = running();
+    h(&mut s, lost(1));
+    let mut attempt = 2;
+    let mut delays = Vec::new();
+    loop {
+        h(&mut s, Event::DeviceCreated { attempt });
+        let commands = h(
+            &mut s,
+            Event::InitFailed {
+                attempt,
+                failure: InitFailure::ResourcesMayPass("oom".into()),
+            },
+        );
+        match commands.last() {
+            Some(Command::Schedule {
+                token, delay_ms, ..
+            }) => {
+                delays.push(*delay_ms);
+                h(&mut s, Event::TimerFired { token: *token });
+                attempt += 1;
+            }
+            Some(Command::ShowFallback(Fallback::GaveUp { attempts, last })) => {
+                assert_eq!(*attempts, 5);
+                assert!(last.contains("oom"), "{last}");
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(delays, vec![300, 600, 1200, 2400]);
+}
+
+#[test]
+fn a_start_right_after_a_fallback_waits_its_backoff() {
+    let mut s = Supervisor::default();
+    // The first start, on a page without WebGPU: the fallback.
+    h(&mut s, Event::Start);
+    assert_eq!(
+        h(&mut s, fail_with(1, InitFailure::NoWebGpu)),
+        vec![Command::ShowFallback(Fallback::NoWebGpu)]
+    );
+    // A fallback hook that starts again: no attempt now, a wait.
+    let mut waits = Vec::new();
+    for attempt in 2..=7 {
+        let commands = h(&mut s, Event::Start);
+        let [Command::Schedule {
+            token,
+            delay_ms,
+            purpose: TimerPurpose::Retry,
+        }] = commands[..]
+        else {
+            panic!("start {attempt} after a fallback: {commands:?}");
+        };
+        waits.push(delay_ms);
+        assert_eq!(s.state(), DeviceState::Starting);
+        assert_eq!(
+            h(&mut s, Event::TimerFired { token }),
+            vec![Command::BeginInit { attempt }]
+        );
+        h(&mut s, fail_with(attempt, InitFailure::NoWebGpu));
+        assert_eq!(s.state(), DeviceState::Failed);
+    }
+    // Growing, then the longest of the schedule.
+    assert_eq!(waits, vec![300, 600, 1200, 2400, 2400, 2400]);
+    // Stop during the wait cancels it.
+    let commands = s.handle(Event::Start);
+    let Some(Command::Schedule { token, .. }) = commands.first().cloned() else {
+        panic!("{commands:?}");
+    };
+    assert_eq!(
+        s.handle(Event::Stop),
+        vec![Command::CancelTimer { token }]
+    );
+    // Once a device runs, the next start after a fallback is immediate again.
+    let mut s = running();
+    h(&mut s, Event::Stop);
+    assert_eq!(
+        h(&mut s, Event::Start),
+        vec![Command::BeginInit { attempt: 2 }]
+    );
+}
+
+#[test]
+fn an_init_deadline_no_timer_can_wait_for_is_off() {
+    for init_deadline_ms in [u32::MAX, crate::backoff::MAX_DELAY_MS] {
+        let mut s = Supervisor::new(SupervisorOptions {
+            init_deadline_ms,
+            ..SupervisorOptions::default()
+        });
+        let commands = s.handle(Event::Start);
+        assert_eq!(commands, vec![Command::BeginInit { attempt: 1 }]);
+        assert_eq!(s.deadline_pending(), None);
+    }
+    // Just below the bound it is a deadline as asked.
+    let mut s = Supervisor::new(SupervisorOptions {
+        init_deadline_ms: crate::backoff::MAX_DELAY_MS - 1,
+        ..SupervisorOptions::default()
+    });
+    assert!(s.handle(Event::Start).iter().any(|c| matches!(
+        c,
+        Command::Schedule {
+            delay_ms,
+            purpose: TimerPurpose::InitDeadline { .. },
+            ..
+        } if *delay_ms == crate::backoff::MAX_DELAY_MS - 1
+    )));
+}
+
+fn fail_with(attempt: u64, failure: InitFailure) -> Event {
+    Event::InitFailed { attempt, failure }
 }

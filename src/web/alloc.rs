@@ -325,7 +325,17 @@ impl GuardedDevice {
                     phase: None,
                 })
             });
-        let created = create();
+        // Through the trampoline: a `create` that throws through WebAssembly (a
+        // raw binding that does not catch) still closes the scopes pushed for
+        // it, and is this creation's `Err` naming the object.
+        let mut create = Some(create);
+        let mut outcome = None;
+        let created = match crate::web::crash::catching(&mut || {
+            outcome = create.take().map(|create| create());
+        }) {
+            Ok(()) => outcome.unwrap_or(Err(JsValue::UNDEFINED)),
+            Err(thrown) => Err(thrown),
+        };
         if let Some(scopes) = per_call {
             let pops = scopes.close();
             if self.in_phase() {

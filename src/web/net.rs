@@ -103,6 +103,24 @@ impl TelemetrySink for JsFunctionSink {
     }
 }
 
+/// What telemetry gets in place of a text whose sanitiser threw: never the raw
+/// text, which may hold what the sanitiser was there to remove.
+pub const SANITIZER_THREW: &str = "[the sanitiser threw]";
+
+/// An application's sink, called through the trampoline (see
+/// [`ErrorNet::set_sink`]).
+struct CatchingSink(Box<dyn TelemetrySink>);
+
+impl TelemetrySink for CatchingSink {
+    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
+        let mut sent = Ok(());
+        match crate::web::crash::catching(&mut || sent = self.0.send(event)) {
+            Ok(()) => sent,
+            Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
+        }
+    }
+}
+
 /// The net, shared by every device of an application. Cheap to clone.
 ///
 /// ```no_run
@@ -216,16 +234,30 @@ impl ErrorNet {
         self.log.try_borrow_mut().ok()
     }
 
-    /// Replaces the telemetry sink.
+    /// Replaces the telemetry sink. It is called through the trampoline: a sink
+    /// that throws through WebAssembly (a raw web-sys call that does not catch)
+    /// is counted as a failed send, and the log it was called from is left as
+    /// it was.
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         if let Some(mut log) = self.drained_log_mut() {
-            log.set_sink(sink);
+            log.set_sink(Box::new(CatchingSink(sink)));
         }
     }
 
     /// Sets the sanitising step applied to telemetry messages and labels (what
-    /// the listeners hold goes in under the old one).
+    /// the listeners hold goes in under the old one). It is called through the
+    /// trampoline: one that throws through WebAssembly yields a placeholder
+    /// (never the raw text) and leaves the log as it was.
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
+        let sanitizer = sanitizer.map(|sanitize| -> Sanitizer {
+            Box::new(move |text: &str| {
+                let mut clean = None;
+                match crate::web::crash::catching(&mut || clean = Some(sanitize(text))) {
+                    Ok(()) => clean.unwrap_or_default(),
+                    Err(_) => SANITIZER_THREW.to_string(),
+                }
+            })
+        });
         if let Some(mut log) = self.drained_log_mut() {
             log.set_sanitizer(sanitizer);
         }

@@ -18,12 +18,23 @@ pub struct CrashApp {
     pub builds: Cell<u64>,
     pub panic_in_frame: Cell<u64>,
     pub panic_in_build: Cell<bool>,
+    /// The resources panic when they are dropped.
+    pub panic_on_drop: Rc<Cell<bool>>,
     /// Held while the frame runs: a panic leaves it borrowed for good.
     pub state: RefCell<u64>,
 }
 
 pub struct CrashResources {
     _buffer: Tracked<web_sys::GpuBuffer>,
+    panic_on_drop: Rc<Cell<bool>>,
+}
+
+impl Drop for CrashResources {
+    fn drop(&mut self) {
+        if self.panic_on_drop.get() {
+            panic!("the application panicked dropping its resources");
+        }
+    }
 }
 
 impl App for CrashApp {
@@ -41,7 +52,10 @@ impl App for CrashApp {
             let _held = self.state.borrow_mut();
             panic!("the application panicked in its build");
         }
-        Ok(CrashResources { _buffer: buffer })
+        Ok(CrashResources {
+            _buffer: buffer,
+            panic_on_drop: self.panic_on_drop.clone(),
+        })
     }
 
     fn frame(&self, _: &GpuContext, _: &CrashResources, info: &FrameInfo) -> Result<(), Fault> {
@@ -103,6 +117,7 @@ pub fn record_fallbacks(r: &Runtime<CrashApp>) -> Rc<RefCell<Vec<String>>> {
 /// Checks what every crash test checks once the crash is handled: the
 /// `crashed` fallback shown once, reported once, no frame drawn any more, and
 /// every later call refused.
+#[allow(dead_code)] // not every crash binary uses it
 pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<Vec<String>>>) {
     wait_until("the crashed fallback", || !shown.borrow().is_empty()).await;
     let status = r.status();

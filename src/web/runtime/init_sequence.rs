@@ -10,59 +10,59 @@
 
 use std::rc::{Rc, Weak};
 
-use wasm_bindgen::JsValue;
-
 use crate::fault::{Fault, FaultKind};
+use crate::oneshot;
 use crate::supervisor::{Event, InitFailure};
 use crate::web::crash;
-use crate::web::device::GuardedDevice;
 use crate::web::init::{self, GpuContext};
 use crate::web::js::now_ms;
 
 use super::{App, Arrival, Built, InitTimings, Inner};
 
-/// What became of the device an attempt parked.
-enum Verdict {
-    Adopted(GuardedDevice, u64),
-    Gone,
-    Pending,
-}
-
-/// Lets the other queued work run once (a resolved promise's reaction).
-async fn yield_now() {
-    let _ =
-        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED)).await;
+/// What a build's `Err` means for the next attempt: a fault that can pass on a
+/// fresh device (out of memory, an internal error) is retried; a lost device
+/// is a loss during init; anything else (a validation error, an exception) is
+/// the application's own bug and fails the same way every time.
+fn build_failure(fault: &Fault, alive: bool) -> InitFailure {
+    let text = fault.to_string();
+    if !alive || fault.kind == FaultKind::DeviceLost {
+        return InitFailure::LostDuringInit(text);
+    }
+    match fault.kind {
+        FaultKind::OutOfMemory | FaultKind::Internal => InitFailure::ResourcesMayPass(text),
+        _ => InitFailure::Resources(text),
+    }
 }
 
 impl<A: App> Inner<A> {
-    fn verdict(this: &Rc<Self>, attempt: u64) -> Verdict {
-        let parked = this
-            .arrivals
-            .try_borrow()
-            .map(|a| a.iter().any(|a| a.attempt == attempt))
-            .unwrap_or(false);
-        if parked {
-            return Verdict::Pending;
-        }
-        match this.initializing.try_borrow().ok().and_then(|slot| {
-            slot.as_ref()
-                .filter(|i| this.attempt_owns(attempt, i.generation))
-                .map(|i| (i.device.clone(), i.generation))
-        }) {
-            Some((device, generation)) => Verdict::Adopted(device, generation),
-            None => Verdict::Gone,
-        }
-    }
-
-    /// Whether `attempt` is still the one under way, on `generation`.
-    fn attempt_owns(&self, attempt: u64, _generation: u64) -> bool {
+    /// Whether `attempt` is still the one under way.
+    fn attempt_owns(&self, attempt: u64) -> bool {
         self.supervisor
             .try_borrow()
             .map(|s| s.attempt_in_flight() == Some(attempt))
             .unwrap_or(false)
     }
 
-    pub(super) async fn run_attempt(this: &Rc<Self>, attempt: u64) {
+    /// Attempt `attempt` failed: said (only while it is still the one under
+    /// way: a stopped or superseded attempt ends quietly) and reported.
+    fn attempt_failed(this: &Rc<Self>, attempt: u64, failure: InitFailure) {
+        if this.attempt_owns(attempt) {
+            this.context.net().note(&format!(
+                "init attempt {attempt} failed: {}",
+                failure.describe()
+            ));
+        }
+        Inner::dispatch(this, Event::InitFailed { attempt, failure });
+    }
+
+    /// One attempt. It holds the runtime only between its awaits: an attempt
+    /// stuck in `requestAdapter`, `requestDevice` or the application's `build`
+    /// keeps nothing of a runtime that was stopped and let go, and ends at its
+    /// next step when the runtime is gone.
+    pub(super) async fn run_attempt(weak: Weak<Self>, attempt: u64) {
+        let Some(this) = weak.upgrade() else {
+            return;
+        };
         let t0 = now_ms();
         let wait_ms = t0 - this.trigger_ms.get();
         let recovery = this
@@ -70,55 +70,69 @@ impl<A: App> Inner<A> {
             .try_borrow()
             .map(|s| s.generation() > 0)
             .unwrap_or(false);
-        let fail = |failure: InitFailure| {
-            this.context.net().note(&format!(
-                "init attempt {attempt} failed: {}",
-                failure.describe()
-            ));
-            Inner::dispatch(this, Event::InitFailed { attempt, failure });
-        };
+        let device_label = this.options.init.device_label.clone();
         let gpu_api = match init::navigator_gpu() {
             Ok(gpu) => gpu,
-            Err(failure) => return fail(failure),
+            Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
         };
-        let adapter = match init::request_adapter(&gpu_api).await {
+        drop(this);
+        let adapter = init::request_adapter(&gpu_api).await;
+        let Some(this) = weak.upgrade() else {
+            return;
+        };
+        let adapter = match adapter {
             Ok(adapter) => adapter,
-            Err(failure) => return fail(failure),
+            Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
         };
         let adapter_name = init::adapter_name(&adapter);
         let t1 = now_ms();
-        let raw = match init::request_device(&adapter, &this.options.init.device_label).await {
+        drop(this);
+        let raw = init::request_device(&adapter, &device_label).await;
+        let Some(this) = weak.upgrade() else {
+            if let Ok(raw) = raw {
+                raw.destroy();
+            }
+            return;
+        };
+        let raw = match raw {
             Ok(device) => device,
-            Err(failure) => return fail(failure),
+            Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
         };
         let t2 = now_ms();
+        // The supervisor's word on this device comes on a one-shot: adopted
+        // (as generation N), or gone (discarded, or the runtime dropped) when
+        // the sender is dropped unsent. Awaited, never polled.
+        let (decision, word) = oneshot::channel();
         if let Ok(mut arrivals) = this.arrivals.try_borrow_mut() {
             arrivals.push(Arrival {
                 attempt,
                 raw: raw.clone(),
+                decision,
             });
         }
-        Inner::dispatch(this, Event::DeviceCreated { attempt });
-        let (device, generation) = loop {
-            match Inner::verdict(this, attempt) {
-                Verdict::Adopted(device, generation) => break (device, generation),
-                // Stopped or superseded while the device was requested:
-                // carry_out destroyed it.
-                Verdict::Gone => return,
-                // The event waits behind another being handled.
-                Verdict::Pending => yield_now().await,
-            }
+        Inner::dispatch(&this, Event::DeviceCreated { attempt });
+        drop(this);
+        let Some((device, generation)) = word.await else {
+            // Stopped or superseded meanwhile: carry_out destroyed it.
+            return;
+        };
+        let Some(this) = weak.upgrade() else {
+            device.retire();
+            return;
         };
         // Armed before the canvas is configured. It holds neither the device
         // nor the runtime: a retired device whose `lost` never resolves (Gecko,
         // where `destroy()` is not called) is left to the garbage collector.
-        let weak: Weak<Self> = Rc::downgrade(this);
+        let weak_runtime: Weak<Self> = Rc::downgrade(&this);
         let lost = device.watch_lost(move |reason, message| {
-            if let Some(runtime) = weak.upgrade() {
-                runtime.context.net().note(&format!(
-                    "device {generation} lost (reason {}): {message}",
-                    reason.as_str()
-                ));
+            if let Some(runtime) = weak_runtime.upgrade() {
+                // A device the runtime let go (stopped, superseded) is not news.
+                if runtime.generation_current(generation) {
+                    runtime.context.net().note(&format!(
+                        "device {generation} lost (reason {}): {message}",
+                        reason.as_str()
+                    ));
+                }
                 runtime.trigger_ms.set(now_ms());
                 Inner::dispatch(
                     &runtime,
@@ -132,14 +146,16 @@ impl<A: App> Inner<A> {
         });
         // A probe that finds the device lost tells the supervisor now: on some
         // engines `lost` resolves late, or not at all.
-        let weak_runtime: Weak<Self> = Rc::downgrade(this);
+        let weak_runtime: Weak<Self> = Rc::downgrade(&this);
         let handle: &crate::web::handle::DeviceHandle = device.as_ref();
         handle.on_found_lost(move || {
             if let Some(runtime) = weak_runtime.upgrade() {
-                runtime
-                    .context
-                    .net()
-                    .note(&format!("device {generation} found lost by a probe"));
+                if runtime.generation_current(generation) {
+                    runtime
+                        .context
+                        .net()
+                        .note(&format!("device {generation} found lost by a probe"));
+                }
                 Inner::dispatch(
                     &runtime,
                     Event::Lost {
@@ -151,7 +167,7 @@ impl<A: App> Inner<A> {
             }
         });
         let net = this.context.net().install(&raw);
-        Inner::size_for(this, &raw);
+        Inner::size_for(&this, &raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
             &gpu_api,
@@ -159,7 +175,7 @@ impl<A: App> Inner<A> {
             this.options.init.alpha_mode,
         ) {
             Ok(pair) => pair,
-            Err(failure) => return fail(failure),
+            Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
         };
         this.canvas_owner.set(Some(generation));
         if let Ok(mut slot) = this.adapter.try_borrow_mut() {
@@ -177,15 +193,18 @@ impl<A: App> Inner<A> {
             _lost_watch: lost,
         };
         // Through the trampoline: a `build` that throws through WebAssembly or
-        // panics ends here instead of never returning.
-        let built = crash::Catching::new(this.app.build(&gpu)).await;
+        // panics ends here instead of never returning. The runtime is not held
+        // while it runs (the application is).
+        let app = this.app.clone();
+        drop(this);
+        let built = crash::Catching::new(app.build(&gpu)).await;
         let t4 = now_ms();
-        // Whatever a build armed for itself ends with it.
-        #[cfg(feature = "fault-injection")]
-        this.context.injector().disarm();
         if crash::crashed() {
             std::mem::forget(gpu);
-            return Inner::on_crash(this);
+            if let Some(this) = weak.upgrade() {
+                Inner::on_crash(&this);
+            }
+            return;
         }
         let built = match built {
             Ok(built) => built,
@@ -200,28 +219,39 @@ impl<A: App> Inner<A> {
         // Built (or failed) on a device that is still alive? A loss during build
         // may not have resolved `lost` yet: ask the GPU process.
         let alive = device.confirm_alive().await;
+        let Some(this) = weak.upgrade() else {
+            if let Ok(resources) = built {
+                let _ = crash::drop_catching(resources);
+            }
+            gpu.release();
+            return;
+        };
+        // Whatever a build armed for itself ends with it.
+        #[cfg(feature = "fault-injection")]
+        this.context.injector().disarm();
         let resources = match built {
             Ok(resources) if alive => resources,
             Ok(resources) => {
-                Inner::drop_resources(this, resources);
-                Inner::release(this, &gpu);
-                return fail(InitFailure::LostDuringInit(
-                    "the device was lost while the resources were built".into(),
-                ));
+                Inner::drop_resources(&this, resources);
+                Inner::release(&this, &gpu);
+                return Inner::attempt_failed(
+                    &this,
+                    attempt,
+                    InitFailure::LostDuringInit(
+                        "the device was lost while the resources were built".into(),
+                    ),
+                );
             }
             Err(fault) => {
-                let fault = if this.attempt_owns(attempt, generation) {
-                    device.report(fault)
-                } else {
-                    fault
-                };
-                Inner::release(this, &gpu);
+                let failure = build_failure(&fault, alive);
+                // Written once, here, while the attempt is the one under way;
+                // a stopped or superseded attempt's failure is not news.
+                if this.attempt_owns(attempt) {
+                    device.report(fault);
+                }
+                Inner::release(&this, &gpu);
                 drop(gpu);
-                return fail(if alive {
-                    InitFailure::Resources(fault.to_string())
-                } else {
-                    InitFailure::LostDuringInit(fault.to_string())
-                });
+                return Inner::dispatch(&this, Event::InitFailed { attempt, failure });
             }
         };
         this.pending_timing.set(Some((
@@ -247,7 +277,7 @@ impl<A: App> Inner<A> {
         }
         // carry_out runs it, or destroys it if the attempt was superseded.
         Inner::dispatch(
-            this,
+            &this,
             Event::InitSucceeded {
                 attempt,
                 generation,

@@ -131,10 +131,12 @@ struct Initializing {
     device: GuardedDevice,
 }
 
-/// A device an attempt obtained, waiting for the supervisor's word.
+/// A device an attempt obtained, waiting for the supervisor's word, which
+/// `decision` carries to the attempt (dropped unsent: the device is gone).
 struct Arrival {
     attempt: u64,
     raw: web_sys::GpuDevice,
+    decision: crate::oneshot::Sender<(GuardedDevice, u64)>,
 }
 
 /// Resources an attempt built, waiting for the supervisor's word.
@@ -617,6 +619,17 @@ impl<A: App> Inner<A> {
             watchdog.take();
         }
         this.injections.clear(&this.context);
+        // Devices attempts obtained and parked are destroyed, and their
+        // attempts, woken with "gone", end (none waits for a word that the
+        // crashed dispatcher will never give).
+        let parked = this
+            .arrivals
+            .try_borrow_mut()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default();
+        for arrival in parked {
+            arrival.raw.destroy();
+        }
         for command in &commands {
             Inner::carry_out(this, command);
         }
@@ -625,11 +638,11 @@ impl<A: App> Inner<A> {
     fn carry_out(this: &Rc<Self>, command: &Command) {
         match command {
             Command::BeginInit { attempt } => {
-                let runtime = this.clone();
+                // The attempt holds the runtime weakly: one stuck in the
+                // browser keeps nothing of a runtime that was let go.
+                let weak = Rc::downgrade(this);
                 let attempt = *attempt;
-                wasm_bindgen_futures::spawn_local(async move {
-                    Inner::run_attempt(&runtime, attempt).await;
-                });
+                wasm_bindgen_futures::spawn_local(Inner::run_attempt(weak, attempt));
             }
             Command::Adopt {
                 attempt,
@@ -713,8 +726,21 @@ impl<A: App> Inner<A> {
         };
         let device = GuardedDevice::with_context(arrival.raw, this.context.clone());
         if let Ok(mut slot) = this.initializing.try_borrow_mut() {
-            *slot = Some(Initializing { generation, device });
+            *slot = Some(Initializing {
+                generation,
+                device: device.clone(),
+            });
         }
+        // The attempt goes on from its await, after this dispatch.
+        arrival.decision.send((device, generation));
+    }
+
+    /// Whether `generation` is the device the runtime runs or initialises now
+    /// (a loss of any other is not news).
+    fn generation_current(&self, generation: u64) -> bool {
+        self.supervisor
+            .try_borrow()
+            .is_ok_and(|s| s.owns_generation(generation))
     }
 
     /// Drops whatever the init of `generation` produced and destroys its device.
