@@ -99,6 +99,11 @@ impl GuardedDevice {
 
     /// Reports `fault` to the fault sink (once) and returns it marked as reported.
     pub fn report(&self, fault: Fault) -> Fault {
+        if self.inner.handle.was_let_go() {
+            // A device the runtime let go (a stop, a superseded attempt): what
+            // its work fails with now is the runtime's doing, not news.
+            return crate::web::net::mark_reported(fault);
+        }
         self.net().report(fault)
     }
 
@@ -151,6 +156,9 @@ impl GuardedDevice {
     /// allows it ([`crate::web::engine::Engine::destroy_is_safe`]); elsewhere left to
     /// the garbage collector once its objects are released.
     pub fn retire(&self) {
+        if !self.inner.handle.injected_loss() {
+            self.inner.handle.mark_let_go();
+        }
         self.mark_lost();
         if crate::web::engine::Engine::detect().destroy_is_safe() {
             self.destroy();

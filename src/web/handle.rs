@@ -20,6 +20,9 @@ pub struct DeviceHandle {
     raw: GpuDevice,
     lost: Rc<Cell<bool>>,
     injected_loss: Rc<Cell<bool>>,
+    /// Whether the runtime let this device go on purpose (stopped, superseded,
+    /// torn down): what its work fails with afterwards is not news.
+    let_go: Rc<Cell<bool>>,
     found_lost_hook: Rc<RefCell<Option<FoundLostHook>>>,
     context: GuardContext,
 }
@@ -40,6 +43,7 @@ impl DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
             injected_loss: Rc::new(Cell::new(false)),
+            let_go: Rc::new(Cell::new(false)),
             found_lost_hook: Rc::new(RefCell::new(None)),
             context,
         }
@@ -58,6 +62,17 @@ impl DeviceHandle {
     /// Whether the device is known to be lost.
     pub fn is_lost(&self) -> bool {
         self.lost.get()
+    }
+
+    /// Records that the device was let go on purpose (see [`Self::was_let_go`]).
+    pub(crate) fn mark_let_go(&self) {
+        self.let_go.set(true);
+    }
+
+    /// Whether the device was let go on purpose (by `retire`, not by an
+    /// injected loss): a phase that fails on it afterwards reports nothing.
+    pub fn was_let_go(&self) -> bool {
+        self.let_go.get()
     }
 
     /// Records that the device is lost.

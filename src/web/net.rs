@@ -474,7 +474,7 @@ impl ErrorNet {
 }
 
 /// `fault` and the faults related to it, marked as reported.
-fn mark_reported(fault: Fault) -> Fault {
+pub(crate) fn mark_reported(fault: Fault) -> Fault {
     let mut fault = fault.mark_reported();
     fault.related = std::mem::take(&mut fault.related)
         .into_iter()
