@@ -225,6 +225,24 @@ impl Fallback {
         }
     }
 
+    /// What the fallback is, as a fault for the net and telemetry, or `None`
+    /// when it carries no news: a failed build was reported as the fault it
+    /// was (a validation error stays a validation error, not a device loss),
+    /// and a browser without WebGPU or an adapter is the page's environment,
+    /// written as a note. A fallback after losses or failed attempts is a
+    /// device loss; a crash is an exception.
+    pub fn fault_kind(&self) -> Option<crate::fault::FaultKind> {
+        use crate::fault::FaultKind;
+        match self {
+            Fallback::InitFailed(_) | Fallback::NoWebGpu | Fallback::NoAdapter => None,
+            Fallback::Canvas(_) | Fallback::Crashed(_) => Some(FaultKind::Exception),
+            Fallback::UnexpectedDestroy(_)
+            | Fallback::GaveUp { .. }
+            | Fallback::Blocked { .. }
+            | Fallback::CrashLoop { .. } => Some(FaultKind::DeviceLost),
+        }
+    }
+
     /// The text shown to a person.
     pub fn message(&self) -> String {
         match self {

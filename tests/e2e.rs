@@ -873,7 +873,9 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
 async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     let s = session(Browser::Chromium, Flags::WebGpuCrashes).await?;
     // Ten quick crashes are a crash loop by the default limits: turned off here.
-    s.open("?still&crashwindow=0").await?;
+    // Every frame scoped: the frame's pops reject when the GPU process dies,
+    // and that is the loss, never a misused scope stack.
+    s.open("?still&crashwindow=0&sampling=1").await?;
     let before = s.wait_running(1).await?;
     let image_before = s.canvas().await?;
     for n in 1..=10u64 {
@@ -892,7 +894,11 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
                 "crash {n}: picture differs"
             );
         }
+        assert_eq!(after["scopeStackFaults"], 0, "crash {n}: {after}");
     }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let settled = s.status().await?;
+    assert_eq!(settled["scopeStackFaults"], 0, "{settled}");
     s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())

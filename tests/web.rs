@@ -2330,3 +2330,26 @@ async fn a_listener_removed_while_the_log_is_busy_loses_none_of_its_held_counts(
     );
     assert_eq!(net.stats().internal, 3, "{:?}", net.stats());
 }
+
+/// A frame whose scopes someone else popped: its own pops reject on a device
+/// that is alive, which is a misused stack and is said so; the same rejection on
+/// a device that is gone is the loss, which the loss watcher says (see
+/// `guard_pop_report`; a GPU-process crash makes it, driven end to end).
+#[wasm_bindgen_test]
+async fn a_frame_whose_scopes_were_taken_reports_the_misuse_on_a_live_device() {
+    let (d, net, _) = device_with_net(raw_device().await);
+    let rejections = count_unhandled_rejections();
+    let frame = d.begin_frame(32);
+    assert!(frame.is_scoped());
+    for _ in 0..Filter::ALL.len() {
+        pop_unmatched(&d).detach();
+    }
+    frame.end();
+    wait_until("the scope-stack fault", || {
+        net.groups().iter().any(|g| g.kind == FaultKind::ScopeStack)
+    })
+    .await;
+    let line = net.recent_lines().join("\n");
+    assert!(line.contains("at frame 32"), "{line}");
+    assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
+}

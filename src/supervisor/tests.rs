@@ -1017,7 +1017,9 @@ fn a_build_failure_that_can_pass_is_retried_and_one_that_cannot_is_final() {
     let commands = attempt_then(InitFailure::Resources("invalid".into()));
     assert_eq!(
         commands.last(),
-        Some(&Command::ShowFallback(Fallback::InitFailed("invalid".into())))
+        Some(&Command::ShowFallback(Fallback::InitFailed(
+            "invalid".into()
+        )))
     );
 }
 
@@ -1092,10 +1094,7 @@ fn a_start_right_after_a_fallback_waits_its_backoff() {
     let Some(Command::Schedule { token, .. }) = commands.first().cloned() else {
         panic!("{commands:?}");
     };
-    assert_eq!(
-        s.handle(Event::Stop),
-        vec![Command::CancelTimer { token }]
-    );
+    assert_eq!(s.handle(Event::Stop), vec![Command::CancelTimer { token }]);
     // Once a device runs, the next start after a fallback is immediate again.
     let mut s = running();
     h(&mut s, Event::Stop);

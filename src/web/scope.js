@@ -124,8 +124,18 @@ export function guard_settle(batches, probeDevice, folded) {
     }
   });
 }
+// A pop that rejects is a misused stack only on a live device: on a device
+// that is gone (a GPU-process crash: Dawn rejects with "Instance dropped in
+// popErrorScope") it is the loss, which the loss watcher reports. So a
+// rejection is said only once a probe, issued after it, finds the device alive;
+// the rejections of one frame's set wait for one probe.
 export function guard_pop_report(device, mask, tag, report) {
+  let alive = null;
+  const when_alive = () => (alive = alive || guard_probe(device));
   for (const p of guard_pop(device, mask, false)) {
-    p.then((e) => { if (e) report(tag, e, ''); }, (r) => report(tag, null, String(r)));
+    p.then(
+      (e) => { if (e) report(tag, e, ''); },
+      (r) => when_alive().then((live) => { if (live) report(tag, null, String(r)); }, ignore),
+    );
   }
 }

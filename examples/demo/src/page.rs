@@ -285,6 +285,10 @@ pub async fn run() {
     if let Some(level) = get("level").as_deref().and_then(DiagnosticsLevel::parse) {
         runtime.set_level(level);
     }
+    // `?sampling=N`: one frame in N gets its scopes (1: every frame).
+    if let Some(every) = get("sampling").and_then(|v| v.parse::<u32>().ok()) {
+        runtime.set_frame_sampling(webgpu_guard::frame_sampling::FrameSampling::every(every));
+    }
     runtime.on_fallback(|fallback: &Fallback| show_fallback(fallback.code(), &fallback.message()));
 
     install_console_api(&runtime);
@@ -305,8 +309,20 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     stop.forget();
 
     let r = runtime.clone();
-    let status =
-        Closure::<dyn Fn() -> JsValue>::new(move || status_object(&r.status(), r.app()).into());
+    let status = Closure::<dyn Fn() -> JsValue>::new(move || {
+        let o = status_object(&r.status(), r.app());
+        // Faults of the scope stack (a pop without its push), by group: the
+        // end-to-end tests check that a lost device never counts as one.
+        let misuse: u64 = r
+            .net()
+            .groups()
+            .iter()
+            .filter(|g| g.kind == webgpu_guard::FaultKind::ScopeStack)
+            .map(|g| g.occurrences)
+            .sum();
+        set(&o, "scopeStackFaults", (misuse as f64).into());
+        o.into()
+    });
     expose("gpuStatus", status.as_ref().unchecked_ref());
     status.forget();
 

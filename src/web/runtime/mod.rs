@@ -688,11 +688,18 @@ impl<A: App> Inner<A> {
                 this.frame_loop.request();
             }
             Command::ShowFallback(fallback) => {
-                let fault = Fault::new(
-                    FaultKind::DeviceLost,
-                    format!("giving up: {}", fallback.message()),
-                );
-                this.context.net().report_ref(&fault);
+                // Once, as what it is: a failed build was reported already as
+                // its own fault, and the fallback only refers to it.
+                let text = match fallback {
+                    Fallback::InitFailed(_) => {
+                        "giving up: the application's build failed (the fault above)".to_string()
+                    }
+                    _ => format!("giving up: {}", fallback.message()),
+                };
+                match fallback.fault_kind() {
+                    Some(kind) => this.context.net().report_ref(&Fault::new(kind, text)),
+                    None => this.context.net().note(&text),
+                }
                 let hook = this.fallback_hook.try_borrow().ok().and_then(|h| h.clone());
                 if let Some(hook) = hook {
                     if let Err(thrown) = crash::catching(&mut || hook(fallback)) {
