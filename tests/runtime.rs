@@ -1038,3 +1038,40 @@ async fn a_fallback_hook_that_starts_again_waits_its_backoff() {
         "{fallbacks} fallbacks in 1.5 s"
     );
 }
+
+/// Calls `window[name]()`.
+fn call_window(name: &str) -> JsValue {
+    let window = web_sys::window().unwrap();
+    let f: js_sys::Function = js_sys::Reflect::get(&window, &name.into())
+        .unwrap()
+        .unchecked_into();
+    f.call0(&JsValue::NULL).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belongs_to_one() {
+    let r = runtime();
+    r.expose_console();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let app = r.app().clone();
+    // A second runtime of the page: refused, and said.
+    let second = runtime();
+    second.expose_console();
+    assert_eq!(second.status().net.other, 1, "{:?}", second.net().recent_lines());
+    drop(second);
+    // As the README's `main`: every handle dropped.
+    drop(r);
+    call_window("gpuStop");
+    TimeoutFuture::new(100).await;
+    let status = call_window("gpuStatus");
+    let state = js_sys::Reflect::get(&status, &"state".into()).unwrap();
+    assert_eq!(state.as_string().as_deref(), Some("stopped"));
+    let frames = app.frames.get();
+    call_window("gpuStart");
+    wait_until("frames after gpuStart()", || app.frames.get() > frames + 2).await;
+    let status = call_window("gpuStatus");
+    let state = js_sys::Reflect::get(&status, &"state".into()).unwrap();
+    assert_eq!(state.as_string().as_deref(), Some("running"));
+    call_window("gpuStop");
+}

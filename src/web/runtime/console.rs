@@ -1,11 +1,22 @@
 //! The console functions of a page: `matarGPU()`, `gpuStop()`, `gpuStart()` and
 //! `gpuStatus()` on `window`, for people and for end-to-end tests. They hold the
-//! runtime weakly: a stopped runtime whose handles are gone answers `null`.
+//! runtime: a stopped runtime whose application dropped every handle (as the
+//! README's `main` does) still answers, and `gpuStart()` starts it again. One
+//! runtime of a page owns them: a second one's `expose_console` is refused,
+//! and says so.
+
+use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
-use super::{App, Runtime, WeakRuntime};
+use super::{App, Runtime};
+use crate::fault::{Fault, FaultKind};
 use crate::web::runtime::status::Status;
+
+thread_local! {
+    /// Whether a runtime of this page exposed the console functions.
+    static EXPOSED: Cell<bool> = const { Cell::new(false) };
+}
 
 fn expose(name: &str, f: &JsValue) {
     if let Some(window) = web_sys::window() {
@@ -53,14 +64,12 @@ pub(crate) fn status_object(s: &Status) -> JsValue {
     o.into()
 }
 
-fn install<A: App>(name: &str, weak: &WeakRuntime<A>, f: fn(&Runtime<A>) -> JsValue) {
-    let weak = weak.clone();
-    let closure = Closure::<dyn Fn() -> JsValue>::new(move || match weak.upgrade() {
-        Some(runtime) => f(&runtime),
-        None => JsValue::NULL,
-    });
+fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsValue) {
+    let runtime = runtime.clone();
+    let closure = Closure::<dyn Fn() -> JsValue>::new(move || f(&runtime));
     expose(name, closure.as_ref());
-    // The function stays on `window` for the life of the page.
+    // The function, and the runtime it holds, stay on `window` for the life of
+    // the page.
     closure.forget();
 }
 
@@ -68,21 +77,31 @@ impl<A: App> Runtime<A> {
     /// Puts `matarGPU()` (the full recovery path, as a real loss), `gpuStop()`,
     /// `gpuStart()` and `gpuStatus()` (state, generation, recoveries, frames,
     /// live objects and bytes, errors by kind, the last loss, the fallback) on
-    /// `window`.
+    /// `window`. They keep the runtime alive for the life of the page, so that
+    /// `gpuStop()` then `gpuStart()` works whoever holds a handle. Once per
+    /// page: a second runtime's call leaves the first's functions in place and
+    /// reports an exception on its own net.
     pub fn expose_console(&self) {
-        let weak = self.downgrade();
-        install("matarGPU", &weak, |r| {
+        if EXPOSED.with(|exposed| exposed.replace(true)) {
+            self.net().report_ref(&Fault::new(
+                FaultKind::Exception,
+                "expose_console: window.matarGPU, gpuStop, gpuStart and gpuStatus already \
+                 belong to another runtime of this page; they were left as they are",
+            ));
+            return;
+        }
+        install("matarGPU", self, |r| {
             r.force_recovery();
             JsValue::TRUE
         });
-        install("gpuStop", &weak, |r| {
+        install("gpuStop", self, |r| {
             r.stop();
             JsValue::TRUE
         });
-        install("gpuStart", &weak, |r| {
+        install("gpuStart", self, |r| {
             r.start();
             JsValue::TRUE
         });
-        install("gpuStatus", &weak, |r| status_object(&r.status()));
+        install("gpuStatus", self, |r| status_object(&r.status()));
     }
 }
