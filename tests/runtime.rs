@@ -41,6 +41,8 @@ struct ClearApp {
     throw_in_build: Cell<bool>,
     /// The next builds make a buffer with usages WebGPU refuses together.
     invalid_in_build: Cell<bool>,
+    /// The next resizes return `Err`.
+    fail_resizes: Cell<u32>,
     /// The next builds wait this long before they make anything.
     slow_build_ms: Cell<u32>,
     /// The next builds never finish (a promise that never settles).
@@ -141,6 +143,13 @@ impl App for ClearApp {
         self.resized_to
             .borrow_mut()
             .push((gpu.generation, width, height));
+        if self.fail_resizes.get() > 0 {
+            self.fail_resizes.set(self.fail_resizes.get() - 1);
+            return Err(Fault::new(
+                webgpu_guard::FaultKind::OutOfMemory,
+                "the resize's target was refused",
+            ));
+        }
         if r.target.is_some() {
             r.target = Some(size_dependent_target(gpu)?);
         }
@@ -1058,7 +1067,12 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
     // A second runtime of the page: refused, and said.
     let second = runtime();
     second.expose_console();
-    assert_eq!(second.status().net.other, 1, "{:?}", second.net().recent_lines());
+    assert_eq!(
+        second.status().net.other,
+        1,
+        "{:?}",
+        second.net().recent_lines()
+    );
     drop(second);
     // As the README's `main`: every handle dropped.
     drop(r);
@@ -1074,4 +1088,45 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
     let state = js_sys::Reflect::get(&status, &"state".into()).unwrap();
     assert_eq!(state.as_string().as_deref(), Some("running"));
     call_window("gpuStop");
+}
+
+#[wasm_bindgen_test]
+async fn a_resize_that_fails_is_tried_again_then_rebuilt_on_a_new_device() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 40, 30);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let first = buffer_of(&r);
+    // One failure: tried again before the next frame, on the same device.
+    r.app().fail_resizes.set(1);
+    display_at(&r, 48, 36);
+    wait_until("the resize tried again", || {
+        r.app().resized_to.borrow().len() >= 2
+    })
+    .await;
+    let resized = r.app().resized_to.borrow().clone();
+    let second = buffer_of(&r);
+    assert_ne!(second, first);
+    assert_eq!(resized, vec![(1, second.0, second.1); 2], "{resized:?}");
+    assert_eq!(r.status().generation, 1);
+    // Failures every time: after three, a rebuild whose build sees the size.
+    r.app().fail_resizes.set(100);
+    display_at(&r, 56, 42);
+    wait_state(&r, "running", 2).await;
+    let third = buffer_of(&r);
+    assert_ne!(third, second);
+    assert_eq!(r.app().built_at.borrow().last(), Some(&third));
+    let tries = r
+        .app()
+        .resized_to
+        .borrow()
+        .iter()
+        .filter(|(g, w, h)| (*g, *w, *h) == (1, third.0, third.1))
+        .count();
+    assert_eq!(tries, 3, "{:?}", r.app().resized_to.borrow());
+    // Each failure was reported (the console's limit may have cut the rest).
+    assert!(r.status().net.out_of_memory >= 4, "{:?}", r.status().net);
+    r.app().fail_resizes.set(0);
+    r.stop();
 }

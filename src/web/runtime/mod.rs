@@ -70,8 +70,10 @@ pub trait App: 'static {
     /// `gpu.device` as in `build`. Called before the next frame, once however
     /// many resize events came, inside a phase named "resize", on the running
     /// device only: a size that changes while a device is built is the one
-    /// `build` sees. An `Err` is reported and the frame goes on with what the
-    /// resources hold. The default rebuilds nothing.
+    /// `build` sees. An `Err` is reported and the resize is owed: tried again
+    /// before each of the next frames, and after three failures in a row the
+    /// resources are rebuilt on a new device (whose `build` sees the new size).
+    /// The default rebuilds nothing.
     fn resize(&self, gpu: &GpuContext, resources: &mut Self::Resources) -> Result<(), Fault> {
         let _ = (gpu, resources);
         Ok(())
@@ -148,6 +150,10 @@ struct Built<R> {
 
 type FallbackHook = Rc<dyn Fn(&Fallback)>;
 
+/// How many times in a row a failed `App::resize` is tried before the
+/// resources are rebuilt on a new device.
+const RESIZE_TRIES: u32 = 3;
+
 struct Inner<A: App> {
     app: Rc<A>,
     canvas: HtmlCanvasElement,
@@ -186,6 +192,10 @@ struct Inner<A: App> {
     /// Follows the canvas's displayed size (with `CanvasSize::FollowDisplay`).
     sizer: RefCell<Option<CanvasSizer>>,
     resizes: Cell<u64>,
+    /// Resizes in a row whose `App::resize` returned `Err` (the drawing
+    /// buffer has the new size, the resources may not): retried before the
+    /// next frames, then rebuilt on a new device.
+    failed_resizes: Cell<u32>,
     /// Whether the crash was handled (the fallback shown).
     crash_shown: Cell<bool>,
 }
@@ -322,6 +332,7 @@ impl<A: App> Runtime<A> {
                 keep_alive: RefCell::new(None),
                 sizer: RefCell::new(None),
                 resizes: Cell::new(0),
+                failed_resizes: Cell::new(0),
                 crash_shown: Cell::new(false),
             }),
         }
@@ -771,6 +782,8 @@ impl<A: App> Inner<A> {
             return;
         };
         drop(take_if(&this.initializing, |i| i.generation == generation));
+        // Its build saw the canvas's size: no resize is owed to it.
+        this.failed_resizes.set(0);
         let max_dimension = gpu.device.raw().limits().max_texture_dimension_2d();
         let live = Rc::new(Live {
             gpu,
@@ -955,20 +968,49 @@ impl<A: App> Inner<A> {
     /// Before a frame: if the canvas's displayed size changed (once, however
     /// many resize events came), resize the drawing buffer and let the
     /// application rebuild what depends on it, in a "resize" phase.
-    fn follow_the_size(this: &Rc<Self>, live: &Live<A::Resources>) {
-        let Some((width, height)) = Inner::wanted_size(this, live.max_dimension) else {
-            return;
-        };
-        this.canvas.set_width(width);
-        this.canvas.set_height(height);
-        this.resizes.set(this.resizes.get() + 1);
+    ///
+    /// A resize whose `App::resize` fails (the buffer has the new size, the
+    /// resources perhaps the old) is owed: tried again before each of the next
+    /// frames, and after [`RESIZE_TRIES`] failures in a row the resources are
+    /// rebuilt on a new device, whose `build` sees the new size. Returns
+    /// whether the frame may run (not when a rebuild was asked for).
+    fn follow_the_size(this: &Rc<Self>, live: &Live<A::Resources>) -> bool {
+        let owed = this.failed_resizes.get() > 0;
+        match Inner::wanted_size(this, live.max_dimension) {
+            Some((width, height)) => {
+                this.canvas.set_width(width);
+                this.canvas.set_height(height);
+                this.resizes.set(this.resizes.get() + 1);
+            }
+            None if owed => {}
+            None => return true,
+        }
         let Ok(mut resources) = live.resources.try_borrow_mut() else {
-            return;
+            return true;
         };
-        let _ = live
+        let resized = live
             .gpu
             .device
             .phase_now("resize", || this.app.resize(&live.gpu, &mut resources));
+        drop(resources);
+        if resized.is_ok() {
+            this.failed_resizes.set(0);
+            return true;
+        }
+        let failed = this.failed_resizes.get() + 1;
+        if failed < RESIZE_TRIES {
+            this.failed_resizes.set(failed);
+            return true;
+        }
+        this.failed_resizes.set(0);
+        this.context.net().note(&format!(
+            "the resize to {}x{} failed {failed} times in a row: rebuilding on a new device",
+            this.canvas.width(),
+            this.canvas.height()
+        ));
+        this.trigger_ms.set(now_ms());
+        Inner::dispatch(this, Event::RequestRecovery);
+        false
     }
 
     fn start_loop(this: &Rc<Self>) {
@@ -1012,12 +1054,20 @@ impl<A: App> Inner<A> {
         // Calls the resize and the frame make (stop, force_recovery...) are
         // queued and handled once the frame returns.
         let outermost = !this.dispatching.replace(true);
-        Inner::follow_the_size(this, &live);
+        let may_draw = Inner::follow_the_size(this, &live);
         if crash::crashed() {
             // The resize's state cannot be trusted: nothing more runs.
             std::mem::forget(live);
             this.dispatching.set(false);
             return Inner::on_crash(this);
+        }
+        if !may_draw {
+            // A rebuild was asked for: it runs now, as the frame's calls do.
+            if outermost {
+                Inner::drain(this);
+            }
+            Inner::drop_resources(this, live);
+            return;
         }
         let number = this.frames.get() + 1;
         this.frames.set(number);
