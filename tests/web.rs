@@ -2353,3 +2353,23 @@ async fn a_frame_whose_scopes_were_taken_reports_the_misuse_on_a_live_device() {
     assert!(line.contains("at frame 32"), "{line}");
     assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
 }
+
+#[wasm_bindgen_test]
+async fn attributed_call_sites_of_an_unawaited_phase_are_cleared_with_it() {
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::Attributed);
+    for _ in 0..5 {
+        let buffers = d.phase_now("resize", || {
+            let a = d.create_buffer("resize-a", 64, BufferUsages::UNIFORM)?;
+            let b = d.create_buffer("resize-b", 64, BufferUsages::UNIFORM)?;
+            Ok((a, b))
+        });
+        assert!(buffers.is_ok());
+        assert_eq!(
+            d.recorded_call_sites(),
+            0,
+            "call sites kept after the phase"
+        );
+    }
+    d.set_level(DiagnosticsLevel::Phases);
+}

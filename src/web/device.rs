@@ -261,6 +261,13 @@ impl GuardedDevice {
         fault
     }
 
+    /// How many call sites attribution holds now (for tests: none outside a
+    /// phase).
+    #[doc(hidden)]
+    pub fn recorded_call_sites(&self) -> usize {
+        self.inner.call_sites.try_borrow().map_or(0, |s| s.len())
+    }
+
     pub(crate) fn clear_call_sites(&self) {
         if let Ok(mut sites) = self.inner.call_sites.try_borrow_mut() {
             sites.clear();

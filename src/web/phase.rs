@@ -109,6 +109,9 @@ impl GuardedDevice {
         if !self.in_phase() {
             // Per-call scopes of the phase: settled on their own, to the net.
             drop(self.take_pending_calls());
+            // Its call sites go with it: nothing here awaits the errors they
+            // would name.
+            self.clear_call_sites();
         }
         result.map_err(|f| self.report(tag_fault(f, &origin)))
     }
