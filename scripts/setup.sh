@@ -24,6 +24,10 @@ export CHROMEDRIVER=/usr/bin/chromedriver
 export CHROMIUM=/usr/bin/chromium
 export FIREFOX=/usr/bin/firefox-esr
 export GECKODRIVER="$HOME/.cargo/bin/geckodriver"
+# wasm-bindgen-test-runner gives a whole test binary 20 s in a headless
+# browser by default; the runtime's suite waits out backoffs and stalls for
+# longer than that on a slow machine. scripts/test bounds each run itself.
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-150}"
 # Firefox wants a runtime folder; a headless machine may have none.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$ROOT/target/xdg-runtime}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true

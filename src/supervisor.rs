@@ -198,6 +198,12 @@ pub enum Fallback {
         /// Attempts made.
         attempts: u32,
     },
+    /// No frame came while the page was visible, neither from animation
+    /// frames nor from a timer: the browser stopped running or drawing the page.
+    Stalled {
+        /// How long no frame came, in milliseconds.
+        waited_ms: u64,
+    },
     /// Rebuilt devices kept dying soon after their first frame.
     CrashLoop {
         /// Devices lost in a row.
@@ -221,6 +227,7 @@ impl Fallback {
             Fallback::GaveUp { .. } => "gave-up",
             Fallback::Blocked { .. } => "blocked",
             Fallback::CrashLoop { .. } => "crash-loop",
+            Fallback::Stalled { .. } => "stalled",
             Fallback::Crashed(_) => "crashed",
         }
     }
@@ -234,7 +241,10 @@ impl Fallback {
     pub fn fault_kind(&self) -> Option<crate::fault::FaultKind> {
         use crate::fault::FaultKind;
         match self {
-            Fallback::InitFailed(_) | Fallback::NoWebGpu | Fallback::NoAdapter => None,
+            Fallback::InitFailed(_)
+            | Fallback::NoWebGpu
+            | Fallback::NoAdapter
+            | Fallback::Stalled { .. } => None,
             Fallback::Canvas(_) | Fallback::Crashed(_) => Some(FaultKind::Exception),
             Fallback::UnexpectedDestroy(_)
             | Fallback::GaveUp { .. }
@@ -255,6 +265,7 @@ impl Fallback {
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
             Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} rebuilt devices in a row were lost within {within_s} s of their first frame. Reload the page to try again."),
             Fallback::Crashed(m) => format!("The application crashed ({m}). Reload the page to try again."),
+            Fallback::Stalled { waited_ms } => format!("The browser stopped drawing this page: no frame came for {} s while it was visible, from animation frames or timers. Reloading the page may help.", waited_ms / 1000),
         }
     }
 }
@@ -343,12 +354,29 @@ pub enum TimerPurpose {
 }
 
 /// What the runtime does about a running page whose frames stopped coming.
+/// A new device is no remedy: when a browser stops delivering animation frames
+/// to a visible page (Firefox after its GPU process died), the device is
+/// healthy and a rebuilt one stalls the same way. A device that is in fact
+/// lost is found so by the probe the second step makes, and recovered as a
+/// loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StallAction {
     /// First: ask for the animation frame again.
     RequestFrame,
-    /// Still frozen after that: recover on a new device.
-    Recover,
+    /// Still frozen after that: probe the device, and draw frames from a timer
+    /// until animation frames come back.
+    DriveFromTimer,
+}
+
+/// How far the handling of the current stall has gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Stall {
+    /// Frames come.
+    None,
+    /// Reported; an animation frame asked for again.
+    Asked,
+    /// Frames asked for from a timer too.
+    Driven,
 }
 
 /// What the browser layer must do.
@@ -395,6 +423,13 @@ pub enum Command {
         waited_ms: u64,
         /// What is done about it.
         action: StallAction,
+    },
+    /// Probe the device (a lost one is reported as [`Event::Lost`]) and draw
+    /// frames from a timer as well as from animation frames, until an
+    /// animation frame comes.
+    DriveFromTimer {
+        /// The device.
+        generation: u64,
     },
     /// Request an animation frame again (the pending request may have been lost).
     RequestFrame {
@@ -486,7 +521,7 @@ pub struct Supervisor {
     live: Option<u64>,
     timer: Option<u64>,
     deadline: Option<u64>,
-    stall_reported: bool,
+    stall: Stall,
     next_token: u64,
     failures: u32,
     hidden: bool,
@@ -523,7 +558,7 @@ impl Supervisor {
             live: None,
             timer: None,
             deadline: None,
-            stall_reported: false,
+            stall: Stall::None,
             next_token: 1,
             failures: 0,
             hidden: false,
@@ -573,7 +608,7 @@ impl Supervisor {
 
     /// Whether the current stall was reported.
     pub fn stall_reported(&self) -> bool {
-        self.stall_reported
+        self.stall != Stall::None
     }
 
     /// Whether the supervisor waits for the page to be visible.
@@ -714,7 +749,7 @@ impl Supervisor {
 
     fn tick(&mut self, now_ms: u64, last_frame_ms: u64, frame_pending: bool) -> Vec<Command> {
         let Some(generation) = self.live else {
-            self.stall_reported = false;
+            self.stall = Stall::None;
             return Vec::new();
         };
         let waited_ms = now_ms.saturating_sub(last_frame_ms);
@@ -723,44 +758,40 @@ impl Supervisor {
             && frame_pending
             && waited_ms > self.options.stall_ms;
         if !stalled {
-            self.stall_reported = false;
+            self.stall = Stall::None;
             return Vec::new();
         }
-        if !self.stall_reported {
-            self.stall_reported = true;
-            return vec![
-                Command::ReportStall {
-                    generation,
-                    waited_ms,
-                    action: StallAction::RequestFrame,
-                },
-                Command::RequestFrame { generation },
-            ];
+        match self.stall {
+            Stall::None => {
+                self.stall = Stall::Asked;
+                vec![
+                    Command::ReportStall {
+                        generation,
+                        waited_ms,
+                        action: StallAction::RequestFrame,
+                    },
+                    Command::RequestFrame { generation },
+                ]
+            }
+            Stall::Asked if waited_ms > self.options.stall_ms.saturating_mul(2) => {
+                // Asked again and still frozen. A new device would stall the
+                // same way: the device is probed, and frames come from a timer.
+                self.stall = Stall::Driven;
+                vec![
+                    Command::ReportStall {
+                        generation,
+                        waited_ms,
+                        action: StallAction::DriveFromTimer,
+                    },
+                    Command::DriveFromTimer { generation },
+                ]
+            }
+            Stall::Driven if waited_ms > self.options.stall_ms.saturating_mul(3) => {
+                // Not even a timer runs the frame: nothing the runtime can do.
+                self.fail(Fallback::Stalled { waited_ms })
+            }
+            _ => Vec::new(),
         }
-        if waited_ms <= self.options.stall_ms.saturating_mul(2) {
-            return Vec::new();
-        }
-        // Asked again and still frozen: recover on a new device, as after a loss.
-        self.stall_reported = false;
-        self.live = None;
-        self.losses += 1;
-        self.last_loss = Some(LossRecord {
-            reason: LossReason::Unknown,
-            message: format!("device {generation}: no animation frame for {waited_ms} ms"),
-            requested: false,
-        });
-        let mut commands = vec![
-            Command::ReportStall {
-                generation,
-                waited_ms,
-                action: StallAction::Recover,
-            },
-            Command::Teardown { generation },
-        ];
-        self.failures = 0;
-        self.after_loss = true;
-        commands.extend(self.attempt_or_wait());
-        commands
     }
 
     fn crashed(&mut self, message: String) -> Vec<Command> {
@@ -979,7 +1010,7 @@ impl Supervisor {
         self.first_frame_at = None;
         self.live = Some(generation);
         self.state = DeviceState::Running;
-        self.stall_reported = false;
+        self.stall = Stall::None;
         commands.push(Command::Run { generation });
         commands
     }
@@ -1058,7 +1089,7 @@ impl Supervisor {
             commands.push(Command::Teardown { generation });
         }
         self.waiting_for_visible = false;
-        self.stall_reported = false;
+        self.stall = Stall::None;
         commands
     }
 

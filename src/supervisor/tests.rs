@@ -606,7 +606,9 @@ impl World {
                         device: None,
                     });
                 }
-                Command::Adopt { .. } | Command::RequestFrame { .. } => {}
+                Command::Adopt { .. }
+                | Command::RequestFrame { .. }
+                | Command::DriveFromTimer { .. } => {}
                 Command::ReportStall { .. } => {}
                 Command::Discard { attempt } => {
                     let job = self.jobs.iter().find(|j| j.attempt == *attempt).cloned();
@@ -913,7 +915,7 @@ fn tick(last_frame_ms: u64) -> Event {
 }
 
 #[test]
-fn a_frozen_picture_is_reported_once_then_recovered_on_a_new_device() {
+fn a_frozen_picture_is_reported_once_then_drawn_from_a_timer_on_the_same_device() {
     let mut s = running();
     assert_eq!(h(&mut s, tick(9_000)), vec![]);
     assert_eq!(
@@ -929,21 +931,49 @@ fn a_frozen_picture_is_reported_once_then_recovered_on_a_new_device() {
     );
     // Still frozen, but not for twice the limit yet: nothing more.
     assert_eq!(h(&mut s, tick(6_500)), vec![]);
-    let commands = h(&mut s, tick(5_000));
+    // Twice the limit: no new device (it would stall the same way), frames
+    // from a timer on this one.
     assert_eq!(
-        commands,
+        h(&mut s, tick(5_000)),
         vec![
             Command::ReportStall {
                 generation: 1,
                 waited_ms: 5_000,
-                action: StallAction::Recover
+                action: StallAction::DriveFromTimer
             },
-            Command::Teardown { generation: 1 },
-            Command::BeginInit { attempt: 2 }
+            Command::DriveFromTimer { generation: 1 }
         ]
     );
-    assert_eq!(s.state(), DeviceState::Recovering);
-    assert!(!s.last_loss().unwrap().requested);
+    assert_eq!(s.state(), DeviceState::Running);
+    assert_eq!(s.generation(), 1);
+    assert_eq!(s.live_generation(), Some(1));
+    assert_eq!(h(&mut s, tick(4_500)), vec![]);
+    // The timer's frames come: the stall is over.
+    assert_eq!(h(&mut s, tick(9_990)), vec![]);
+    assert!(!s.stall_reported());
+}
+
+#[test]
+fn a_stall_that_no_timer_fixes_ends_in_the_stalled_fallback_once() {
+    let mut s = running();
+    h(&mut s, tick(7_500));
+    h(&mut s, tick(5_000));
+    assert_eq!(h(&mut s, tick(4_500)), vec![]);
+    let commands = h(&mut s, tick(3_500));
+    assert_eq!(
+        commands,
+        vec![
+            Command::Teardown { generation: 1 },
+            Command::ShowFallback(Fallback::Stalled { waited_ms: 6_500 })
+        ]
+    );
+    let fallback = s.fallback().unwrap();
+    assert_eq!(fallback.code(), "stalled");
+    assert!(fallback.message().contains("stopped drawing this page"));
+    assert!(!fallback.message().contains("GPU keeps failing"));
+    assert_eq!(fallback.fault_kind(), None);
+    assert_eq!(s.generation(), 1, "no new device for a stall");
+    assert_eq!(h(&mut s, tick(0)), vec![]);
 }
 
 #[test]

@@ -108,6 +108,7 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "pipelinesMs", app.pipeline_wait_ms.get().into());
     set(&o, "loopAlive", status.loop_alive.into());
     set(&o, "stalled", status.stalled.into());
+    set(&o, "framesFromTimer", status.frames_from_timer.into());
     set(
         &o,
         "fallback",

@@ -38,6 +38,7 @@ pub(crate) fn status_object(s: &Status) -> JsValue {
     set(&o, "liveBytes", (s.live.bytes as f64).into());
     set(&o, "loopAlive", s.loop_alive.into());
     set(&o, "stalled", s.stalled.into());
+    set(&o, "framesFromTimer", s.frames_from_timer.into());
     set(&o, "resizes", (s.resizes as f64).into());
     let errors = js_sys::Object::new();
     set(&errors, "validation", (s.net.validation as f64).into());

@@ -1,6 +1,8 @@
-//! The animation-frame loop: one `requestAnimationFrame` callback at a time,
-//! cancelled on stop and on `Drop`, so that no callback is left calling a dead
-//! device or a freed closure.
+//! The frame loop: one `requestAnimationFrame` callback at a time, cancelled on
+//! stop and on `Drop`, so that no callback is left calling a dead device or a
+//! freed closure. When the browser stops delivering animation frames to a
+//! visible page (the supervisor's [`crate::supervisor::StallAction::DriveFromTimer`]),
+//! frames also come from a timer, until an animation frame comes again.
 
 use std::cell::{Cell, RefCell};
 
@@ -9,16 +11,37 @@ use wasm_bindgen::JsCast;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
 
-/// The loop's handle and callback.
+/// What the callback receives from the timer in place of an animation
+/// frame's timestamp.
+pub(crate) const FROM_TIMER: f64 = -1.0;
+
+/// About one frame at 60 Hz.
+const TIMER_FRAME_MS: i32 = 16;
+
+/// The loop's handles and callback.
 pub(crate) struct FrameLoop {
     handle: Cell<Option<i32>>,
+    timer: Cell<Option<i32>>,
+    /// Whether frames come from the timer too.
+    driven_by_timer: Cell<bool>,
     callback: RefCell<Option<FrameCallback>>,
+}
+
+/// What delivered a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    AnimationFrame,
+    Timer,
+    /// An animation frame, the first after frames came from the timer.
+    AnimationFrameBack,
 }
 
 impl FrameLoop {
     pub(crate) fn new() -> Self {
         FrameLoop {
             handle: Cell::new(None),
+            timer: Cell::new(None),
+            driven_by_timer: Cell::new(false),
             callback: RefCell::new(None),
         }
     }
@@ -30,36 +53,79 @@ impl FrameLoop {
         }
     }
 
-    /// Requests the next animation frame unless one is pending.
+    /// Requests the next animation frame unless one is pending, and the next
+    /// timer frame too while frames come from the timer.
     pub(crate) fn request(&self) {
-        if self.handle.get().is_some() {
-            return;
-        }
         let (Some(window), Ok(callback)) = (web_sys::window(), self.callback.try_borrow()) else {
             return;
         };
-        if let Some(callback) = callback.as_ref() {
-            if let Ok(handle) = window.request_animation_frame(callback.as_ref().unchecked_ref()) {
+        let Some(callback) = callback.as_ref() else {
+            return;
+        };
+        let function: &js_sys::Function = callback.as_ref().unchecked_ref();
+        if self.handle.get().is_none() {
+            if let Ok(handle) = window.request_animation_frame(function) {
                 self.handle.set(Some(handle));
+            }
+        }
+        if self.driven_by_timer.get() && self.timer.get().is_none() {
+            let arguments = js_sys::Array::of1(&FROM_TIMER.into());
+            if let Ok(timer) = window.set_timeout_with_callback_and_timeout_and_arguments(
+                function,
+                TIMER_FRAME_MS,
+                &arguments,
+            ) {
+                self.timer.set(Some(timer));
             }
         }
     }
 
-    /// Called first thing in the callback: the pending request was consumed.
-    pub(crate) fn fired(&self) {
-        self.handle.set(None);
+    /// From now on, frames come from a timer as well, until an animation
+    /// frame comes.
+    pub(crate) fn drive_from_timer(&self) {
+        self.driven_by_timer.set(true);
+        self.request();
     }
 
-    /// Cancels the pending animation frame, if any.
+    /// Whether frames come from the timer too.
+    pub(crate) fn driven_by_timer(&self) -> bool {
+        self.driven_by_timer.get()
+    }
+
+    /// Called first thing in the callback with what it received: the request
+    /// that fired was consumed. An animation frame ends the timer's frames.
+    pub(crate) fn fired(&self, time: f64) -> Source {
+        if time == FROM_TIMER {
+            self.timer.set(None);
+            return Source::Timer;
+        }
+        self.handle.set(None);
+        if !self.driven_by_timer.replace(false) {
+            return Source::AnimationFrame;
+        }
+        if let (Some(timer), Some(window)) = (self.timer.take(), web_sys::window()) {
+            window.clear_timeout_with_handle(timer);
+        }
+        Source::AnimationFrameBack
+    }
+
+    /// Cancels the pending frame requests, if any (frames still come from the
+    /// timer at the next request, if they did).
     pub(crate) fn cancel(&self) {
-        if let (Some(handle), Some(window)) = (self.handle.take(), web_sys::window()) {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        if let Some(handle) = self.handle.take() {
             let _ = window.cancel_animation_frame(handle);
+        }
+        if let Some(timer) = self.timer.take() {
+            window.clear_timeout_with_handle(timer);
         }
     }
 
-    /// Whether an animation frame is scheduled.
+    /// Whether a frame is requested.
     pub(crate) fn pending(&self) -> bool {
-        self.handle.get().is_some()
+        self.handle.get().is_some() || self.timer.get().is_some()
     }
 }
 

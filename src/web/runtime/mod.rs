@@ -494,6 +494,7 @@ impl<A: App> Runtime<A> {
             frames_thrown: inner.frames_thrown.get(),
             stalled: inner.stalled.get(),
             resizes: inner.resizes.get(),
+            frames_from_timer: inner.frame_loop.driven_by_timer(),
         }
     }
 }
@@ -685,7 +686,9 @@ impl<A: App> Inner<A> {
                 this.stalled.set(true);
                 let what = match action {
                     StallAction::RequestFrame => "asking for a frame again",
-                    StallAction::Recover => "still frozen: recovering on a new device",
+                    StallAction::DriveFromTimer => {
+                        "still frozen: probing the device and drawing from a timer until animation frames come back (a new device would stall the same way)"
+                    }
                 };
                 this.context.net().report_ref(&Fault::new(
                     FaultKind::DeviceLost,
@@ -697,6 +700,10 @@ impl<A: App> Inner<A> {
             Command::RequestFrame { .. } => {
                 this.frame_loop.cancel();
                 this.frame_loop.request();
+            }
+            Command::DriveFromTimer { generation } => {
+                this.frame_loop.drive_from_timer();
+                Inner::probe_live(this, *generation);
             }
             Command::ShowFallback(fallback) => {
                 // Once, as what it is: a failed build was reported already as
@@ -1013,6 +1020,42 @@ impl<A: App> Inner<A> {
         false
     }
 
+    /// Asks the GPU process whether the live device `generation` is alive; a
+    /// lost one is handled as a loss (on some engines `lost` resolves late).
+    fn probe_live(this: &Rc<Self>, generation: u64) {
+        let Some(device) = this
+            .live
+            .try_borrow()
+            .ok()
+            .and_then(|l| l.as_ref().map(|l| l.gpu.device.clone()))
+            .filter(|_| this.generation_current(generation))
+        else {
+            return;
+        };
+        let weak = Rc::downgrade(this);
+        wasm_bindgen_futures::spawn_local(async move {
+            if device.confirm_alive().await {
+                return;
+            }
+            if let Some(runtime) = weak.upgrade() {
+                if runtime.generation_current(generation) {
+                    runtime
+                        .context
+                        .net()
+                        .note(&format!("device {generation} found lost by a probe"));
+                    Inner::dispatch(
+                        &runtime,
+                        Event::Lost {
+                            generation,
+                            reason: crate::supervisor::LossReason::Unknown,
+                            at_ms: now_ms() as u64,
+                        },
+                    );
+                }
+            }
+        });
+    }
+
     fn start_loop(this: &Rc<Self>) {
         this.last_tick_ms.set(now_ms());
         let weak = Rc::downgrade(this);
@@ -1022,6 +1065,17 @@ impl<A: App> Inner<A> {
                     if crash::crashed() {
                         return Inner::on_crash(&runtime);
                     }
+                    let time = match runtime.frame_loop.fired(time) {
+                        frame_loop::Source::AnimationFrame => time,
+                        frame_loop::Source::Timer => now_ms(),
+                        frame_loop::Source::AnimationFrameBack => {
+                            runtime
+                                .context
+                                .net()
+                                .note("animation frames came back: drawing from them again");
+                            time
+                        }
+                    };
                     Inner::tick(&runtime, time);
                 }
             }));
@@ -1031,7 +1085,6 @@ impl<A: App> Inner<A> {
     }
 
     fn tick(this: &Rc<Self>, time: f64) {
-        this.frame_loop.fired();
         this.last_tick_ms.set(now_ms());
         this.stalled.set(false);
         let Some(live) = this.live.try_borrow().ok().and_then(|l| l.clone()) else {
@@ -1110,6 +1163,9 @@ impl<A: App> Inner<A> {
             ));
         }
         let elapsed = now_ms() - started;
+        // A frame that ran long (a breakpoint, a long compile) is no stall:
+        // the wait for the next one starts when it ends.
+        this.last_tick_ms.set(now_ms());
         this.frame_ms_total.set(this.frame_ms_total.get() + elapsed);
         let smoothed = this.frame_ms.get();
         this.frame_ms.set(if smoothed == 0.0 {

@@ -72,4 +72,7 @@ pub struct Status {
     pub stalled: bool,
     /// Times the drawing buffer followed a change of the canvas's displayed size.
     pub resizes: u64,
+    /// Whether frames come from a timer as well, animation frames having
+    /// stopped on a visible page (until one comes again).
+    pub frames_from_timer: bool,
 }
