@@ -144,7 +144,7 @@ impl Session {
     /// frozen picture is never accepted: where the engine stops delivering
     /// animation frames after the recovery (seen on Firefox 153 headless), the
     /// runtime must report the stall once and recover it itself (it asks for a
-    /// frame again, then rebuilds on a new device); returns the status and the
+    /// frame again, then draws from a timer on the same device); returns the status and the
     /// stall lines the page wrote.
     async fn wait_recovered(&self, generation: u64) -> WebDriverResult<(Value, Vec<String>)> {
         self.wait_for(&format!("running generation {generation}"), 60, |s| {
@@ -608,7 +608,7 @@ async fn bad_console_input_gets_a_usage_line_and_changes_nothing(browser: Browse
 on_both!(the_readme_s_hello_app_renders_and_survives_every_loss);
 /// `examples/hello`, the README's app verbatim: it draws its triangle, comes back
 /// identical after `matarGPU()` (on a new device: a stalled picture on the way is
-/// recovered too, never accepted) and, on Chromium, after a GPU-process crash.
+/// drawn from a timer, never accepted frozen) and, on Chromium, after a GPU-process crash.
 async fn the_readme_s_hello_app_renders_and_survives_every_loss(browser: Browser) -> TestResult {
     hello_survives_every_loss(browser, "hello/index.html").await
 }
@@ -853,7 +853,8 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
         assert_eq!(after["lastLoss"]["reason"], "destroyed");
         assert_eq!(after["lastLoss"]["requested"], true);
     } else {
-        // The stall was recovered on a further device, and said so once.
+        // The stall was handled on the same device (frames from a timer), and
+        // said so once for each of its two steps.
         assert!(stalls.len() <= 2, "{stalls:?}");
         assert_eq!(after["stalled"], false, "{after}");
     }
