@@ -1173,3 +1173,42 @@ async fn a_resize_that_fails_is_tried_again_then_rebuilt_on_a_new_device() {
     r.app().fail_resizes.set(0);
     r.stop();
 }
+
+#[wasm_bindgen_test]
+async fn a_canvas_hidden_or_not_in_the_document_at_start_is_pinned_once_shown() {
+    for hidden in [true, false] {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let canvas: web_sys::HtmlCanvasElement =
+            document.create_element("canvas").unwrap().unchecked_into();
+        canvas.set_width(64);
+        canvas.set_height(64);
+        if hidden {
+            canvas.style().set_property("display", "none").unwrap();
+            document.body().unwrap().append_child(&canvas).unwrap();
+        }
+        let r = Runtime::new(
+            Rc::new(ClearApp::default()),
+            canvas,
+            RuntimeOptions::default(),
+        );
+        r.start();
+        wait_state(&r, "running", 1).await;
+        let style = r.canvas().style();
+        assert_eq!(style.get_property_value("width").unwrap(), "");
+        // Shown (or put in the document) later: judged then, and pinned.
+        if hidden {
+            style.remove_property("display").unwrap();
+        } else {
+            document.body().unwrap().append_child(r.canvas()).unwrap();
+        }
+        wait_until("the canvas pinned", || {
+            style.get_property_value("width").unwrap() == "64px"
+        })
+        .await;
+        assert_eq!(style.get_property_value("height").unwrap(), "64px");
+        TimeoutFuture::new(300).await;
+        let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+        assert_eq!(buffer_of(&r), (scale(64), scale(64)), "hidden {hidden}");
+        r.stop();
+    }
+}

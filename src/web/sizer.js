@@ -5,13 +5,16 @@
 // Starts observing; null where the browser has no ResizeObserver.
 export function observe_size(canvas) {
   if (typeof ResizeObserver === 'undefined') return null;
-  const sizer = { css: null, device: null, observer: null };
-  pin_intrinsic_size(canvas);
+  const sizer = { css: null, device: null, observer: null, pinned: false };
+  // Judged once the canvas is laid out: now, or (hidden, or not yet in the
+  // document) at the first observation that finds it displayed.
+  sizer.pinned = pin_intrinsic_size(canvas);
   // Until the first observation (after the next layout), the size laid out
   // now: a device built before it sees the right size.
   sizer.css = content_box(canvas);
   sizer.observer = new ResizeObserver((entries) => {
     for (const entry of entries) {
+      if (!sizer.pinned) sizer.pinned = pin_intrinsic_size(canvas);
       const box = entry.contentBoxSize && entry.contentBoxSize[0];
       sizer.css = box
         ? [box.inlineSize, box.blockSize]
@@ -73,10 +76,12 @@ function content_box(canvas) {
 // following its displayed size would then grow it without end (at a ratio of 2,
 // 480 CSS px want a 960 px buffer, which is laid out at 960 CSS px...). Such a
 // side is pinned at the size it is laid out at now, in its inline style.
+// Returns whether the canvas could be judged (false while it is not laid out:
+// hidden, or not in the document).
 function pin_intrinsic_size(canvas) {
-  if (!canvas.isConnected || typeof getComputedStyle !== 'function') return;
+  if (!canvas.isConnected || typeof getComputedStyle !== 'function') return false;
   const before = content_box(canvas);
-  if (before === null) return;
+  if (before === null) return false;
   const width = canvas.width;
   const height = canvas.height;
   canvas.width = width * 2 + 1;
@@ -84,9 +89,10 @@ function pin_intrinsic_size(canvas) {
   const grown = content_box(canvas);
   canvas.width = width;
   canvas.height = height;
-  if (grown === null) return;
+  if (grown === null) return false;
   if (Math.abs(grown[0] - before[0]) > 0.01) canvas.style.width = before[0] + 'px';
   if (Math.abs(grown[1] - before[1]) > 0.01) canvas.style.height = before[1] + 'px';
+  return true;
 }
 
 export function stop_observing(sizer) {
