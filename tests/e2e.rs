@@ -1074,6 +1074,35 @@ async fn fault_buttons_show_in_the_hud_and_the_console(browser: Browser) -> Test
     Ok(())
 }
 
+on_both!(without_webgpu_the_readme_s_app_shows_the_fallback_in_place_of_its_canvas);
+/// The README's app sets no fallback hook: the runtime's default shows the
+/// message, readable, where the canvas was.
+async fn without_webgpu_the_readme_s_app_shows_the_fallback_in_place_of_its_canvas(
+    browser: Browser,
+) -> TestResult {
+    let s = session(browser, Flags::NoWebGpu).await?;
+    s.driver.goto(s.server.url("hello/index.html")).await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let panel = loop {
+        if let Ok(panel) = s.driver.find(By::ClassName("webgpu-guard-fallback")).await {
+            break panel;
+        }
+        assert!(Instant::now() < deadline, "no fallback in the page");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(panel.is_displayed().await?);
+    let text = panel.text().await?;
+    assert!(text.contains("WebGPU"), "{text}");
+    let canvas = s.driver.find(By::Tag("canvas")).await?;
+    assert!(
+        !canvas.is_displayed().await?,
+        "the blank canvas is still shown"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(without_webgpu_the_page_shows_a_readable_fallback);
 async fn without_webgpu_the_page_shows_a_readable_fallback(browser: Browser) -> TestResult {
     let s = session(browser, Flags::NoWebGpu).await?;

@@ -1060,14 +1060,70 @@ async fn a_telemetry_sink_that_throws_through_wasm_cannot_silence_the_net_or_wed
     assert_eq!(r.status().state.as_str(), "stopped");
 }
 
+/// A browser without WebGPU (a mock: page code cannot remove an engine's
+/// WebGPU, so `navigator.gpu` is hidden), or, with `false`, WebGPU back.
+fn hide_webgpu(hidden: bool) {
+    let navigator = web_sys::window().unwrap().navigator();
+    if hidden {
+        let descriptor = js_sys::Object::new();
+        js_sys::Reflect::set(&descriptor, &"value".into(), &JsValue::UNDEFINED).unwrap();
+        js_sys::Reflect::set(&descriptor, &"configurable".into(), &true.into()).unwrap();
+        js_sys::Object::define_property(&navigator, &"gpu".into(), &descriptor);
+    } else {
+        js_sys::Reflect::delete_property(&navigator, &"gpu".into()).unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn without_a_hook_the_fallback_is_shown_in_the_page_in_place_of_the_canvas() {
+    hide_webgpu(true);
+    let r = runtime();
+    r.start();
+    wait_until("the fallback", || r.status().state.as_str() == "failed").await;
+    hide_webgpu(false);
+    let shown = r
+        .canvas()
+        .next_element_sibling()
+        .expect("an element after the canvas");
+    assert_eq!(
+        shown.class_name(),
+        webgpu_guard::web::runtime::FALLBACK_CLASS
+    );
+    let text = shown.text_content().unwrap_or_default();
+    assert!(text.contains("does not support WebGPU"), "{text}");
+    assert!(text.contains("Try a recent"), "says what to do: {text}");
+    assert_eq!(
+        r.canvas().style().get_property_value("display").unwrap(),
+        "none"
+    );
+    // Started again: the message goes and the canvas comes back.
+    r.start();
+    wait_state(&r, "running", 1).await;
+    assert!(
+        shown.parent_node().is_none(),
+        "the fallback is still in the page"
+    );
+    assert_eq!(
+        r.canvas().style().get_property_value("display").unwrap(),
+        ""
+    );
+    r.stop();
+    // With a hook, the application shows it: nothing is added to the page.
+    hide_webgpu(true);
+    let r = runtime();
+    let called = Rc::new(Cell::new(false));
+    let c = called.clone();
+    r.on_fallback(move |_| c.set(true));
+    r.start();
+    wait_until("the hook", || called.get()).await;
+    hide_webgpu(false);
+    assert!(r.canvas().next_element_sibling().is_none());
+    r.stop();
+}
+
 #[wasm_bindgen_test]
 async fn a_fallback_hook_that_starts_again_waits_its_backoff() {
-    // A browser without WebGPU (a mock: navigator.gpu hidden for this test).
-    let navigator = web_sys::window().unwrap().navigator();
-    let descriptor = js_sys::Object::new();
-    js_sys::Reflect::set(&descriptor, &"value".into(), &JsValue::UNDEFINED).unwrap();
-    js_sys::Reflect::set(&descriptor, &"configurable".into(), &true.into()).unwrap();
-    js_sys::Object::define_property(&navigator, &"gpu".into(), &descriptor);
+    hide_webgpu(true);
     let r = runtime();
     let shown = Rc::new(Cell::new(0u32));
     let count = shown.clone();
@@ -1083,7 +1139,7 @@ async fn a_fallback_hook_that_starts_again_waits_its_backoff() {
     TimeoutFuture::new(1500).await;
     let fallbacks = shown.get();
     r.stop();
-    js_sys::Reflect::delete_property(&navigator, &"gpu".into()).unwrap();
+    hide_webgpu(false);
     // 0, then 300 + 600 ms of backoff within 1.5 s: 2 or 3 fallbacks, not thousands.
     assert!(
         (2..=4).contains(&fallbacks),

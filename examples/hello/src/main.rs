@@ -66,7 +66,7 @@ impl App for Hello {
 fn main() {
     match Runtime::on_canvas_id(Hello, "canvas", RuntimeOptions::default()) {
         Ok(runtime) => {
-            runtime.on_fallback(|f| web_sys::console::error_1(&f.message().into()));
+            // Without WebGPU, the fallback's text replaces the canvas (on_fallback to change it).
             // matarGPU(), gpuStatus(), gpuStop() and gpuStart() in the console.
             runtime.expose_console();
             // The runtime keeps itself alive until gpuStop().

@@ -12,6 +12,7 @@
 //! runs.
 
 mod console;
+mod fallback_view;
 mod frame_loop;
 mod init_sequence;
 mod injection;
@@ -43,6 +44,7 @@ use crate::web::sizer::CanvasSizer;
 use frame_loop::FrameLoop;
 use injection::Injections;
 
+pub use fallback_view::FALLBACK_CLASS;
 pub use status::{InitTimings, Status};
 
 /// The application the runtime drives. Keep application state (camera, scene,
@@ -198,6 +200,8 @@ struct Inner<A: App> {
     failed_resizes: Cell<u32>,
     /// Whether the crash was handled (the fallback shown).
     crash_shown: Cell<bool>,
+    /// The fallback shown in the page, without a hook.
+    fallback_view: RefCell<Option<fallback_view::FallbackView>>,
 }
 
 /// Runs an [`App`]; cheap to clone. Once started it keeps itself alive until
@@ -334,6 +338,7 @@ impl<A: App> Runtime<A> {
                 resizes: Cell::new(0),
                 failed_resizes: Cell::new(0),
                 crash_shown: Cell::new(false),
+                fallback_view: RefCell::new(None),
             }),
         }
     }
@@ -349,6 +354,16 @@ impl<A: App> Runtime<A> {
                 *slot = Some(self.inner.clone());
             }
         }
+        if !crash::crashed() {
+            // The default fallback goes (a started runtime shows its canvas).
+            let shown = self
+                .inner
+                .fallback_view
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut v| v.take());
+            drop(shown);
+        }
         Inner::watch_visibility(&self.inner);
         Inner::watch_the_clock(&self.inner);
         Inner::watch_the_size(&self.inner);
@@ -356,7 +371,10 @@ impl<A: App> Runtime<A> {
         Inner::dispatch(&self.inner, Event::Start);
     }
 
-    /// Calls `hook` when the fallback must be shown.
+    /// Calls `hook` when the fallback must be shown, in place of the default:
+    /// without a hook, the runtime shows the fallback's message in the page in
+    /// place of the canvas (an element of class [`FALLBACK_CLASS`], removed
+    /// when the runtime starts again).
     pub fn on_fallback(&self, hook: impl Fn(&Fallback) + 'static) {
         if let Ok(mut slot) = self.inner.fallback_hook.try_borrow_mut() {
             *slot = Some(Rc::new(hook));
@@ -719,6 +737,12 @@ impl<A: App> Inner<A> {
                     None => this.context.net().note(&text),
                 }
                 let hook = this.fallback_hook.try_borrow().ok().and_then(|h| h.clone());
+                if hook.is_none() {
+                    if let Ok(mut view) = this.fallback_view.try_borrow_mut() {
+                        drop(view.take());
+                        *view = fallback_view::FallbackView::show(&this.canvas, fallback);
+                    }
+                }
                 if let Some(hook) = hook {
                     if let Err(thrown) = crash::catching(&mut || hook(fallback)) {
                         this.context.net().report_ref(&Fault::new(
