@@ -788,6 +788,40 @@ async fn the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2(
     Ok(())
 }
 
+on_both!(the_demo_s_canvas_keeps_its_size_while_the_panels_fill_up);
+/// A storm fills the HUD and the console panel: the canvas's layout must not
+/// move (each shift would rebuild the size-dependent targets).
+async fn the_demo_s_canvas_keeps_its_size_while_the_panels_fill_up(browser: Browser) -> TestResult {
+    let s = session(browser, Flags::WebGpu).await?;
+    s.driver.set_window_rect(0, 0, 1024, 768).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    let first = wait_sharp(&s, "at start").await?;
+    let resizes = num(&s.status().await?, "resizes");
+    s.driver.find(By::Id("btn-storm")).await?.click().await?;
+    for _ in 0..6 {
+        s.driver
+            .find(By::Id("btn-validation"))
+            .await?
+            .click()
+            .await?;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    s.driver.find(By::Id("btn-stop")).await?.click().await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = canvas_geometry(&s).await?;
+    assert_eq!(
+        after[..4],
+        first[..4],
+        "the canvas moved: {first:?} -> {after:?}"
+    );
+    let status = s.status().await?;
+    assert_eq!(num(&status, "resizes"), resizes, "{status}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(gpu_only_data_is_recomputed_after_matar_and_after_a_crash);
 async fn gpu_only_data_is_recomputed_after_matar_and_after_a_crash(browser: Browser) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;
