@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks and skips what is already there.
 # Prerequisites: Rust through rustup (checked first; the script says how to
-# install it) and root or sudo. Installed: Node.js and npm if missing, the wasm target, Chromium and ChromeDriver, Firefox ESR and Mesa's Vulkan drivers
-# (Debian), wasm-bindgen-cli at the version pinned in Cargo.toml, trunk 0.21.14,
+# install it) and root or sudo. Installed: Node.js and npm if missing, the wasm target, Chromium and ChromeDriver, Firefox ESR, Mesa's Vulkan drivers
+# and Xvfb (Debian), wasm-bindgen-cli at the version pinned in Cargo.toml, trunk 0.21.14,
 # geckodriver 0.37.1, and wasm-opt (binaryen 132 from npm).
 # Nothing is downloaded from outside the package registries.
 # Source it: `source scripts/setup.sh`.
@@ -88,6 +88,14 @@ if [ ! -x /usr/bin/firefox-esr ] || ! dpkg -s mesa-vulkan-drivers >/dev/null 2>&
   say "installing firefox-esr and mesa-vulkan-drivers (lavapipe) from Debian"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq firefox-esr mesa-vulkan-drivers >/dev/null
+fi
+
+# Xvfb: the end-to-end test that kills Firefox's GPU process runs Firefox
+# headful (a GPU process is only started for a real display).
+if ! command -v Xvfb >/dev/null 2>&1; then
+  say "installing xvfb from Debian"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq xvfb >/dev/null
 fi
 
 if ! has_version "$GECKODRIVER" "geckodriver $GECKODRIVER_VERSION"; then

@@ -40,7 +40,7 @@ macro_rules! on_both {
 }
 
 async fn session(browser: Browser, flags: Flags) -> Result<Session, Box<dyn std::error::Error>> {
-    let chromedriver = Driver::for_browser(browser);
+    let chromedriver = Driver::for_browser_with(browser, flags);
     let server = Server::start(root().join("dist"));
     let profile = new_profile();
     let driver = launch(&chromedriver, &profile, flags).await?;
@@ -935,6 +935,74 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     let settled = s.status().await?;
     assert_eq!(settled["scopeStackFaults"], 0, "{settled}");
     s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
+/// Firefox's GPU process killed for real (SIGKILL of the `-contentproc ...
+/// gpu` child of the Firefox this test started, headful under Xvfb with the
+/// GPU process forced on): ten times in a row on the demo, each recovered with
+/// the identical picture and frames that keep coming for ten seconds; then the
+/// README's app recovering from one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn firefox_gpu_process_killed_ten_times_in_a_row_recovers_and_keeps_drawing() -> TestResult {
+    let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
+    s.open("?still&crashwindow=0").await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.canvas().await?;
+    let mut generation = 1;
+    for n in 1..=10u64 {
+        let started = Instant::now();
+        let pid = s.driver_process.kill_gpu_process()?;
+        let (after, stalls) = s.wait_recovered(generation + 1).await?;
+        eprintln!(
+            "firefox: GPU process {pid} killed ({n}): picture back in {} ms, {} stall line(s), frames from a timer: {}",
+            started.elapsed().as_millis(),
+            stalls.len(),
+            after["framesFromTimer"]
+        );
+        generation = after["generation"].as_u64().unwrap_or(generation + 1);
+        assert_eq!(after["lastLoss"]["requested"], false, "{after}");
+        assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+        assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
+        let image_after = s.canvas().await?;
+        assert_eq!(
+            image_before.differing_pixels_saved(&image_after, "firefox-gpu-kill"),
+            0,
+            "kill {n}: the picture differs"
+        );
+        // Frames keep coming, on this device, for ten seconds.
+        let frames = num(&after, "frames");
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let later = s.status().await?;
+        assert_eq!(later["state"], "running", "kill {n}: {later}");
+        assert_eq!(
+            later["generation"].as_u64(),
+            Some(generation),
+            "kill {n}: {later}"
+        );
+        assert!(
+            num(&later, "frames") >= frames + 100,
+            "kill {n}: {} frames in ten seconds: {later}",
+            num(&later, "frames") - frames
+        );
+        assert!(later["fallback"].is_null(), "kill {n}: {later}");
+    }
+    s.quit().await?;
+
+    let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
+    s.driver.goto(s.server.url("hello/index.html")).await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.element_image("canvas").await?;
+    s.driver_process.kill_gpu_process()?;
+    let (after, _) = s.wait_recovered(2).await?;
+    assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+    let image_after = s.element_image("canvas").await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_after, "firefox-gpu-kill-hello"),
+        0,
+        "the README's app differs after its GPU process was killed"
+    );
     s.quit().await?;
     Ok(())
 }

@@ -233,6 +233,63 @@ impl Driver {
         }
     }
 
+    /// Starts the WebDriver server as [`Driver::for_browser`] does, for a
+    /// browser launched with `flags`: with [`Flags::FirefoxGpuProcess`] it gets
+    /// the display of an Xvfb server started for this test process.
+    pub fn for_browser_with(browser: Browser, flags: Flags) -> Driver {
+        if flags == Flags::FirefoxGpuProcess {
+            // Inherited by geckodriver and the Firefox it starts.
+            std::env::set_var("DISPLAY", xvfb_display());
+        }
+        Driver::for_browser(browser)
+    }
+
+    /// The pid of the GPU process of the browser this driver started (the
+    /// `-contentproc ... gpu` child of its Firefox), if there is one now.
+    pub fn gpu_process(&self) -> Option<u32> {
+        let table = process_table();
+        let mut family = vec![self.child.id()];
+        let mut at = 0;
+        while at < family.len() {
+            let parent = family[at];
+            family.extend(table.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            at += 1;
+        }
+        table
+            .iter()
+            .filter(|p| family.contains(&p.0))
+            .find(|p| {
+                p.2.iter().any(|a| a == "-contentproc")
+                    && p.2.last().map(String::as_str) == Some("gpu")
+            })
+            .map(|p| p.0)
+    }
+
+    /// Kills (SIGKILL, by its pid) the GPU process of the browser this driver
+    /// started, waits until a new one runs, and returns the pid killed.
+    pub fn kill_gpu_process(&self) -> Result<u32, String> {
+        let pid = self
+            .gpu_process()
+            .ok_or("the browser runs no GPU process (layers.gpu-process.* prefs?)")?;
+        let killed = Command::new("kill")
+            .args(["-s", "KILL", &pid.to_string()])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !killed.success() {
+            return Err(format!("kill {pid} failed"));
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            match self.gpu_process() {
+                Some(new) if new != pid => return Ok(pid),
+                _ if Instant::now() > deadline => {
+                    return Err(format!("no new GPU process after killing {pid}"))
+                }
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
     /// Firefox's console and error lines so far, with when they were read.
     pub fn console(&self) -> Vec<(Instant, String)> {
         self.console.lock().map(|l| l.clone()).unwrap_or_default()
@@ -250,6 +307,70 @@ impl Drop for Driver {
     }
 }
 
+/// `(pid, parent pid, command line)` of every process, from `/proc`.
+fn process_table() -> Vec<(u32, u32, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (name) state ppid ...`: the name may hold spaces and parentheses.
+            let after_name = &stat[stat.rfind(')')? + 1..];
+            let ppid = after_name.split_whitespace().nth(1)?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args = cmdline
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            Some((pid, ppid, args))
+        })
+        .collect()
+}
+
+/// The display of an Xvfb server started once for this test process; a shell
+/// beside it stops it when this process is gone.
+fn xvfb_display() -> String {
+    static DISPLAY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DISPLAY
+        .get_or_init(|| {
+            for number in 90..140 {
+                let socket = format!("/tmp/.X11-unix/X{number}");
+                if Path::new(&socket).exists() || Path::new(&format!("/tmp/.X{number}-lock")).exists()
+                {
+                    continue;
+                }
+                let watch = format!(
+                    "Xvfb :{number} -screen 0 1280x1024x24 -nolisten tcp & x=$!; \
+                     while kill -0 {} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 1; done; kill $x",
+                    std::process::id()
+                );
+                let started = Command::new("sh")
+                    .args(["-c", &watch])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+                let Ok(child) = started else {
+                    panic!("Xvfb cannot be started (apt-get install xvfb)");
+                };
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while !Path::new(&socket).exists() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                if Path::new(&socket).exists() {
+                    // Its shell stops it once this process ends.
+                    std::mem::forget(child);
+                    return format!(":{number}");
+                }
+            }
+            panic!("no free X display for Xvfb");
+        })
+        .clone()
+}
+
 /// Which browser flags a test needs.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Flags {
@@ -264,6 +385,10 @@ pub enum Flags {
     NoWebGpu,
     /// WebGPU present but no adapter (Firefox: the blocklist is not ignored).
     NoAdapter,
+    /// Firefox only: headful under Xvfb with its GPU process forced on (and
+    /// restarted as often as a test kills it), so that the GPU process can be
+    /// killed for real ([`Driver::kill_gpu_process`]).
+    FirefoxGpuProcess,
 }
 
 /// Kills the browser started with this profile (Chromium leaves chromedriver's
@@ -307,8 +432,17 @@ async fn launch_firefox(driver: &Driver, flags: Flags) -> WebDriverResult<WebDri
     caps.set_firefox_binary(
         &std::env::var("FIREFOX").unwrap_or_else(|_| "/usr/bin/firefox-esr".into()),
     )?;
-    caps.add_arg("-headless")?;
+    if flags != Flags::FirefoxGpuProcess {
+        caps.add_arg("-headless")?;
+    }
     let mut prefs = thirtyfour::common::capabilities::firefox::FirefoxPreferences::new();
+    if flags == Flags::FirefoxGpuProcess {
+        // A GPU process even on this software stack, restarted after each kill.
+        prefs.set("layers.gpu-process.enabled", true)?;
+        prefs.set("layers.gpu-process.force-enabled", true)?;
+        prefs.set("layers.gpu-process.max_restarts", 100)?;
+        prefs.set("layers.gpu-process.max_restarts_with_decoder", 100)?;
+    }
     prefs.set("dom.webgpu.enabled", flags != Flags::NoWebGpu)?;
     prefs.set("gfx.webgpu.ignore-blocklist", flags != Flags::NoAdapter)?;
     prefs.set("devtools.console.stdout.content", true)?;
