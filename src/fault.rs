@@ -174,7 +174,7 @@ impl Fault {
 
     /// The label telemetry groups by: the object label the library knows
     /// (recorded at the origin); else a label the message quotes (Dawn writes
-    /// `[Buffer "label"]`, wgpu quotes none); else the phase the fault was caught
+    /// `[Buffer "label"]`, wgpu `Buffer with 'label' label`); else the phase the fault was caught
     /// in, which the library always knows for scoped faults.
     pub fn label_for_grouping(&self) -> Option<String> {
         self.object_label().or_else(|| self.origin.phase.clone())
@@ -263,9 +263,33 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
 }
 
 /// The first object label quoted in a WebGPU message, as Dawn writes it
-/// (`[Buffer "label"]`, `[TextureDescriptor ""label""]`), skipping the device and
-/// the queue, which every message names; `None` when there is none.
+/// (`[Buffer "label"]`, `[TextureDescriptor ""label""]`) or, failing that, as
+/// wgpu (Firefox) writes it (`Buffer with 'label' label`), skipping the device
+/// and the queue, which every message names; `None` when there is none.
 pub fn label_in_message(message: &str) -> Option<String> {
+    dawn_label(message).or_else(|| wgpu_label(message))
+}
+
+/// `Kind with 'label' label`: wgpu's way of naming an object.
+fn wgpu_label(message: &str) -> Option<String> {
+    let mut rest = message;
+    while let Some(at) = rest.find(" with '") {
+        let kind = rest[..at]
+            .rsplit(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        let after = &rest[at + " with '".len()..];
+        let close = after.find("' label")?;
+        let label = &after[..close];
+        rest = &after[close + "' label".len()..];
+        if kind != "Device" && kind != "Queue" && !label.is_empty() {
+            return Some(label.to_string());
+        }
+    }
+    None
+}
+
+fn dawn_label(message: &str) -> Option<String> {
     let mut rest = message;
     while let Some(open) = rest.find('[') {
         let after = &rest[open + 1..];
@@ -346,6 +370,21 @@ mod tests {
             Some("probe".into())
         );
         assert_eq!(label_in_message("[unterminated"), None);
+        // wgpu (Firefox) quotes labels its own way.
+        assert_eq!(
+            label_in_message(
+                "In Device::create_bind_group\n    Buffer with 'sim-params' label is invalid"
+            )
+            .as_deref(),
+            Some("sim-params")
+        );
+        assert_eq!(
+            label_in_message("Device with 'gpu' label is lost; Texture with 'depth' label")
+                .as_deref(),
+            Some("depth")
+        );
+        assert_eq!(label_in_message("Buffer with '' label is invalid"), None);
+        assert_eq!(label_in_message("Buffer with 'unterminated"), None);
     }
 
     #[test]
