@@ -23,19 +23,28 @@ pub fn drawing_buffer_size(
     max_dimension: u32,
 ) -> Option<(u32, u32)> {
     let max = max_dimension.max(1);
+    let ratio = if device_pixel_ratio.is_finite() && device_pixel_ratio > 0.0 {
+        device_pixel_ratio
+    } else {
+        1.0
+    };
+    let from_css = (
+        (observed.css_width * ratio).round(),
+        (observed.css_height * ratio).round(),
+    );
     let (width, height) = match observed.device_pixels {
-        Some((w, h)) => (f64::from(w), f64::from(h)),
-        None => {
-            let ratio = if device_pixel_ratio.is_finite() && device_pixel_ratio > 0.0 {
-                device_pixel_ratio
-            } else {
-                1.0
-            };
-            (
-                (observed.css_width * ratio).round(),
-                (observed.css_height * ratio).round(),
-            )
+        // DevTools' device emulation at a scale above 1 reports the device box
+        // in CSS pixels: a box equal to the CSS one at a ratio of 1.5 or more
+        // cannot be device pixels (those are at least 1.5 times as many).
+        Some((w, h))
+            if ratio >= 1.5
+                && (f64::from(w) - observed.css_width).abs() <= 1.0
+                && (f64::from(h) - observed.css_height).abs() <= 1.0 =>
+        {
+            from_css
         }
+        Some((w, h)) => (f64::from(w), f64::from(h)),
+        None => from_css,
     };
     if !width.is_finite() || !height.is_finite() || width < 1.0 || height < 1.0 {
         return None;
@@ -56,6 +65,25 @@ pub fn drawing_buffer_size(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_box_in_css_pixels_under_device_emulation_is_scaled_by_the_ratio() {
+        let emulated = ObservedSize {
+            css_width: 480.0,
+            css_height: 360.0,
+            device_pixels: Some((480, 360)),
+        };
+        assert_eq!(drawing_buffer_size(emulated, 2.0, 8192), Some((960, 720)));
+        // At a ratio of 1 (or close to it) the same box is exact.
+        assert_eq!(drawing_buffer_size(emulated, 1.0, 8192), Some((480, 360)));
+        assert_eq!(drawing_buffer_size(emulated, 1.25, 8192), Some((480, 360)));
+        // A real device box at ratio 2 is kept as it is (no rounding to guess).
+        let real = ObservedSize {
+            device_pixels: Some((961, 719)),
+            ..emulated
+        };
+        assert_eq!(drawing_buffer_size(real, 2.0, 8192), Some((961, 719)));
+    }
 
     fn css(w: f64, h: f64) -> ObservedSize {
         ObservedSize {
