@@ -651,6 +651,34 @@ async fn the_readme_s_app_is_sharp_at_ratio_2_and_never_grows(browser: Browser) 
     Ok(())
 }
 
+/// DevTools' device emulation at a scale of 2 (CDP
+/// `Emulation.setDeviceMetricsOverride`): the engine reports the device-pixel
+/// box in CSS pixels there, and the buffer must still be twice the CSS size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_s_app_is_sharp_under_devtools_device_emulation_at_scale_2() -> TestResult {
+    let s = session(Browser::Chromium, Flags::WebGpu).await?;
+    s.driver
+        .cdp()
+        .send_raw(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 1024, "height": 768, "deviceScaleFactor": 2, "mobile": false}),
+        )
+        .await?;
+    s.driver.goto(s.server.url("hello/index.html")).await?;
+    s.wait_running(1).await?;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let geometry = s
+        .eval(
+            "const c = document.getElementById('canvas'); \
+             return [c.clientWidth, c.clientHeight, c.width, c.height, devicePixelRatio];",
+        )
+        .await?;
+    assert_eq!(geometry, json!([480, 360, 960, 720, 2]), "{geometry}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 async fn hello_survives_every_loss(browser: Browser, page: &str) -> TestResult {
     let s = session(browser, Flags::WebGpuCrashes).await?;
     s.driver.goto(s.server.url(page)).await?;
