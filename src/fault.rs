@@ -253,7 +253,11 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
     let lower = message.to_ascii_lowercase();
     if lower.contains("is not a multiple of") || lower.contains("is not aligned to") {
         Some("alignment: the number quoted is the alignment required (4 for index offsets and buffer sizes, 256 for dynamic uniform offsets and buffer-to-texture bytesPerRow)")
-    } else if lower.contains("smaller than the minimum binding size") {
+    } else if lower.contains("smaller than the minimum binding size")
+        // wgpu (Firefox) words the same mismatch its own ways.
+        || lower.contains("where the shader expects")
+        || (lower.contains("binding size") && lower.contains("less than minimum"))
+    {
         Some("the shader declares a struct larger than the bound buffer range: a field was added on one side only")
     } else if lower.contains("is not compatible with") || lower.contains("incompatible with") {
         Some("the pipeline layout and the bind group layout differ: check read-only vs read-write storage and the visibility of each binding")
@@ -321,6 +325,16 @@ mod tests {
         let fault = Fault::new(FaultKind::Validation, m);
         assert_eq!(fault.message, m);
         assert!(fault.hint.unwrap().contains("alignment"));
+        assert!(hint_for(
+            "Buffer is bound with size 16 where the shader expects 32 in group[0] compact index 0"
+        )
+        .unwrap()
+        .contains("struct"));
+        assert!(hint_for(
+            "Binding size 16 of Buffer with 'sim-params' label is less than minimum 32"
+        )
+        .unwrap()
+        .contains("struct"));
         assert!(
             hint_for("Binding size (16) is smaller than the minimum binding size (32).")
                 .unwrap()
