@@ -182,8 +182,12 @@ pub enum Fallback {
     NoAdapter,
     /// The canvas cannot be configured.
     Canvas(String),
-    /// Init failed in the application's own resources.
+    /// Init failed in the application's own resources (the fault was
+    /// reported as what it was).
     InitFailed(String),
+    /// The application's `build` did not finish before the init deadline
+    /// (code `init-failed` too; nothing else reported it).
+    BuildOverdue(String),
     /// A `destroyed` loss that the application did not ask for.
     UnexpectedDestroy(String),
     /// Every recovery attempt failed.
@@ -222,7 +226,7 @@ impl Fallback {
             Fallback::NoWebGpu => "no-webgpu",
             Fallback::NoAdapter => "no-adapter",
             Fallback::Canvas(_) => "canvas",
-            Fallback::InitFailed(_) => "init-failed",
+            Fallback::InitFailed(_) | Fallback::BuildOverdue(_) => "init-failed",
             Fallback::UnexpectedDestroy(_) => "unexpected-destroy",
             Fallback::GaveUp { .. } => "gave-up",
             Fallback::Blocked { .. } => "blocked",
@@ -245,7 +249,9 @@ impl Fallback {
             | Fallback::NoWebGpu
             | Fallback::NoAdapter
             | Fallback::Stalled { .. } => None,
-            Fallback::Canvas(_) | Fallback::Crashed(_) => Some(FaultKind::Exception),
+            Fallback::Canvas(_) | Fallback::Crashed(_) | Fallback::BuildOverdue(_) => {
+                Some(FaultKind::Exception)
+            }
             Fallback::UnexpectedDestroy(_)
             | Fallback::GaveUp { .. }
             | Fallback::Blocked { .. }
@@ -259,7 +265,7 @@ impl Fallback {
             Fallback::NoWebGpu => "This browser does not support WebGPU. Try a recent Chrome, Edge or Firefox, or enable WebGPU in its settings.".into(),
             Fallback::NoAdapter => "WebGPU is available but no GPU adapter was found. Your GPU or driver may be blocked; check chrome://gpu or about:support.".into(),
             Fallback::Canvas(m) => format!("The canvas could not be set up for WebGPU: {m}"),
-            Fallback::InitFailed(m) => format!("The scene could not be built on the GPU: {m}"),
+            Fallback::InitFailed(m) | Fallback::BuildOverdue(m) => format!("The scene could not be built on the GPU: {m}"),
             Fallback::UnexpectedDestroy(m) => format!("The GPU device was destroyed although the page did not ask for it ({m}). The picture is frozen; reload the page."),
             Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
@@ -1029,7 +1035,7 @@ impl Supervisor {
             InitFailure::Canvas(m) => Some(Fallback::Canvas(m.clone())),
             InitFailure::Resources(m) => Some(Fallback::InitFailed(m.clone())),
             InitFailure::Overdue { in_build: true, .. } => {
-                Some(Fallback::InitFailed(failure.describe()))
+                Some(Fallback::BuildOverdue(failure.describe()))
             }
             InitFailure::NoAdapter if first_start => Some(Fallback::NoAdapter),
             _ => None,

@@ -808,8 +808,8 @@ async fn the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2(
     assert_eq!(wait_sharp(&s, "back again").await?[2..4], first[2..4]);
     let after = s.status().await?;
     assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
-    assert_eq!(after["errors"], before["errors"], "{after}");
     let errors = s.lines("error").await?;
+    assert_eq!(after["errors"], before["errors"], "{after}: {errors:?}");
     assert!(errors.is_empty(), "error lines: {errors:?}");
     s.assert_no_page_errors().await?;
     s.quit().await?;
@@ -969,27 +969,38 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
 
 /// Firefox's GPU process killed for real (SIGKILL of the `-contentproc ...
 /// gpu` child of the Firefox this test started, headful under Xvfb with the
-/// GPU process forced on): ten times in a row on the demo, each recovered with
-/// the identical picture and frames that keep coming for ten seconds; then the
-/// README's app recovering from one.
+/// GPU process forced on), ten times, each recovered with the identical picture
+/// and frames that keep coming for ten seconds; then the README's app
+/// recovering from one. One kill a browser: Firefox ESR 153 starts no new GPU
+/// process after one was killed (WebGPU goes on without one; measured: none
+/// within 36 s, nor after a resize and a new device), so a second kill in the
+/// same browser has nothing to kill.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn firefox_gpu_process_killed_ten_times_in_a_row_recovers_and_keeps_drawing() -> TestResult {
-    let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
-    s.open("?still&crashwindow=0").await?;
-    let before = s.wait_running(1).await?;
-    let image_before = s.canvas().await?;
-    let mut generation = 1;
+async fn firefox_gpu_process_killed_ten_times_recovers_and_keeps_drawing() -> TestResult {
+    let mut image_first: Option<Image> = None;
     for n in 1..=10u64 {
+        let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
+        s.open("?still").await?;
+        let before = s.wait_running(1).await?;
+        let image_before = s.canvas().await?;
+        if let Some(first) = &image_first {
+            assert_eq!(
+                first.differing_pixels(&image_before),
+                0,
+                "run {n}: the start differs"
+            );
+        }
         let started = Instant::now();
         let pid = s.driver_process.kill_gpu_process()?;
-        let (after, stalls) = s.wait_recovered(generation + 1).await?;
+        let (after, stalls) = s.wait_recovered(2).await?;
         eprintln!(
-            "firefox: GPU process {pid} killed ({n}): picture back in {} ms, {} stall line(s), frames from a timer: {}",
+            "firefox: GPU process {pid} killed ({n}): frames again after {} ms, {} stall line(s), frames from a timer: {}",
             started.elapsed().as_millis(),
             stalls.len(),
             after["framesFromTimer"]
         );
-        generation = after["generation"].as_u64().unwrap_or(generation + 1);
+        let generation = after["generation"].as_u64().unwrap_or(2);
+        assert_eq!(after["lastLoss"]["reason"], "unknown", "{after}");
         assert_eq!(after["lastLoss"]["requested"], false, "{after}");
         assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
         assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
@@ -1015,8 +1026,9 @@ async fn firefox_gpu_process_killed_ten_times_in_a_row_recovers_and_keeps_drawin
             num(&later, "frames") - frames
         );
         assert!(later["fallback"].is_null(), "kill {n}: {later}");
+        image_first.get_or_insert(image_before);
+        s.quit().await?;
     }
-    s.quit().await?;
 
     let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
     s.driver.goto(s.server.url("hello/index.html")).await?;

@@ -858,7 +858,7 @@ fn a_build_that_never_finishes_ends_in_a_fallback() {
     assert!(
         matches!(
             &commands[1..],
-            [Command::ShowFallback(Fallback::InitFailed(m))] if m.contains("build")
+            [Command::ShowFallback(Fallback::BuildOverdue(m))] if m.contains("build")
         ),
         "{commands:?}"
     );

@@ -156,13 +156,18 @@ impl GuardedDevice {
     /// allows it ([`crate::web::engine::Engine::destroy_is_safe`]); elsewhere left to
     /// the garbage collector once its objects are released.
     pub fn retire(&self) {
-        if !self.inner.handle.injected_loss() {
-            self.inner.handle.mark_let_go();
-        }
         self.mark_lost();
         if crate::web::engine::Engine::detect().destroy_is_safe() {
             self.destroy();
         }
+    }
+
+    /// Retires the device quietly: the runtime let it go on purpose (a stop,
+    /// a superseded attempt), so what its work fails with from now on is not
+    /// reported ([`Self::report`] marks it reported instead).
+    pub(crate) fn let_go(&self) {
+        self.inner.handle.mark_let_go();
+        self.retire();
     }
 
     pub(crate) fn frame_reporter(&self) -> js_sys::Function {

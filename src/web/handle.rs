@@ -69,8 +69,8 @@ impl DeviceHandle {
         self.let_go.set(true);
     }
 
-    /// Whether the device was let go on purpose (by `retire`, not by an
-    /// injected loss): a phase that fails on it afterwards reports nothing.
+    /// Whether the device was let go on purpose (a stop, a superseded
+    /// attempt): a phase that fails on it afterwards reports nothing.
     pub fn was_let_go(&self) -> bool {
         self.let_go.get()
     }

@@ -14,8 +14,9 @@ use crate::fault::{Fault, FaultKind};
 use crate::web::runtime::status::Status;
 
 thread_local! {
-    /// Whether a runtime of this page exposed the console functions.
-    static EXPOSED: Cell<bool> = const { Cell::new(false) };
+    /// Which runtime of this page exposed the console functions (its address;
+    /// 0: none).
+    static EXPOSED: Cell<usize> = const { Cell::new(0) };
 }
 
 fn expose(name: &str, f: &JsValue) {
@@ -83,7 +84,18 @@ impl<A: App> Runtime<A> {
     /// page: a second runtime's call leaves the first's functions in place and
     /// reports an exception on its own net.
     pub fn expose_console(&self) {
-        if EXPOSED.with(|exposed| exposed.replace(true)) {
+        let me = std::rc::Rc::as_ptr(&self.inner) as *const () as usize;
+        let owner = EXPOSED.with(|exposed| {
+            let owner = exposed.get();
+            if owner == 0 {
+                exposed.set(me);
+            }
+            owner
+        });
+        if owner == me {
+            return;
+        }
+        if owner != 0 {
             self.net().report_ref(&Fault::new(
                 FaultKind::Exception,
                 "expose_console: window.matarGPU, gpuStop, gpuStart and gpuStatus already \

@@ -87,6 +87,15 @@ impl FrameLoop {
         self.request();
     }
 
+    /// Frames come from animation frames only again (a new device, a hidden
+    /// page); a pending timer frame is cancelled.
+    pub(crate) fn stop_driving(&self) {
+        self.driven_by_timer.set(false);
+        if let (Some(timer), Some(window)) = (self.timer.take(), web_sys::window()) {
+            window.clear_timeout_with_handle(timer);
+        }
+    }
+
     /// Whether frames come from the timer too.
     pub(crate) fn driven_by_timer(&self) -> bool {
         self.driven_by_timer.get()

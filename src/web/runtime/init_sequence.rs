@@ -77,7 +77,7 @@ impl<A: App> Inner<A> {
         };
         drop(this);
         let adapter = init::request_adapter(&gpu_api).await;
-        let Some(this) = weak.upgrade() else {
+        let Some(this) = weak.upgrade().filter(|_| !crash::crashed()) else {
             return;
         };
         let adapter = match adapter {
@@ -88,7 +88,8 @@ impl<A: App> Inner<A> {
         let t1 = now_ms();
         drop(this);
         let raw = init::request_device(&adapter, &device_label).await;
-        let Some(this) = weak.upgrade() else {
+        // Gone, or crashed meanwhile: the device is nobody's.
+        let Some(this) = weak.upgrade().filter(|_| !crash::crashed()) else {
             if let Ok(raw) = raw {
                 raw.destroy();
             }
@@ -103,13 +104,16 @@ impl<A: App> Inner<A> {
         // (as generation N), or gone (discarded, or the runtime dropped) when
         // the sender is dropped unsent. Awaited, never polled.
         let (decision, word) = oneshot::channel();
-        if let Ok(mut arrivals) = this.arrivals.try_borrow_mut() {
-            arrivals.push(Arrival {
-                attempt,
-                raw: raw.clone(),
-                decision,
-            });
-        }
+        let Ok(mut arrivals) = this.arrivals.try_borrow_mut() else {
+            raw.destroy();
+            return;
+        };
+        arrivals.push(Arrival {
+            attempt,
+            raw: raw.clone(),
+            decision,
+        });
+        drop(arrivals);
         Inner::dispatch(&this, Event::DeviceCreated { attempt });
         drop(this);
         let Some((device, generation)) = word.await else {
@@ -120,6 +124,11 @@ impl<A: App> Inner<A> {
             device.retire();
             return;
         };
+        if !this.attempt_owns(attempt) {
+            // Stopped or superseded between the word and now: carry_out
+            // destroyed the device already.
+            return;
+        }
         // Armed before the canvas is configured. It holds neither the device
         // nor the runtime: a retired device whose `lost` never resolves (Gecko,
         // where `destroy()` is not called) is left to the garbage collector.
@@ -226,9 +235,12 @@ impl<A: App> Inner<A> {
             gpu.release();
             return;
         };
-        // Whatever a build armed for itself ends with it.
+        // Whatever a build armed for itself ends with it (not a newer
+        // attempt's injection).
         #[cfg(feature = "fault-injection")]
-        this.context.injector().disarm();
+        if this.attempt_owns(attempt) {
+            this.context.injector().disarm();
+        }
         let resources = match built {
             Ok(resources) if alive => resources,
             Ok(resources) => {

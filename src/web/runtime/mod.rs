@@ -632,6 +632,17 @@ impl<A: App> Inner<A> {
     /// The module panicked or trapped: the supervisor stops everything for good
     /// (once), bypassing the queue, which the crash may have left mid-way.
     fn on_crash(this: &Rc<Self>) {
+        // Devices attempts obtained and parked are destroyed, and their
+        // attempts, woken with "gone", end (none waits for a word that the
+        // crashed dispatcher will never give), however often this runs.
+        let parked = this
+            .arrivals
+            .try_borrow_mut()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default();
+        for arrival in parked {
+            arrival.raw.destroy();
+        }
         let message = crash::crash_message().unwrap_or_default();
         let commands = match this.supervisor.try_borrow_mut() {
             Ok(mut supervisor) if supervisor.state() != DeviceState::Crashed => {
@@ -649,17 +660,6 @@ impl<A: App> Inner<A> {
             watchdog.take();
         }
         this.injections.clear(&this.context);
-        // Devices attempts obtained and parked are destroyed, and their
-        // attempts, woken with "gone", end (none waits for a word that the
-        // crashed dispatcher will never give).
-        let parked = this
-            .arrivals
-            .try_borrow_mut()
-            .map(|mut a| std::mem::take(&mut *a))
-            .unwrap_or_default();
-        for arrival in parked {
-            arrival.raw.destroy();
-        }
         for command in &commands {
             Inner::carry_out(this, command);
         }
@@ -680,7 +680,7 @@ impl<A: App> Inner<A> {
             } => Inner::adopt(this, *attempt, *generation),
             Command::Discard { attempt } => {
                 for arrival in Inner::take_arrivals(this, *attempt) {
-                    GuardedDevice::with_context(arrival.raw, this.context.clone()).retire();
+                    GuardedDevice::with_context(arrival.raw, this.context.clone()).let_go();
                 }
             }
             Command::Run { generation } => Inner::run(this, *generation),
@@ -795,10 +795,12 @@ impl<A: App> Inner<A> {
     /// Drops whatever the init of `generation` produced and destroys its device.
     fn destroy(this: &Rc<Self>, generation: u64) {
         let taken = take_if(&this.initializing, |i| i.generation == generation);
+        // Quietly: what its work fails with from now on is not news.
         if let Some(initializing) = taken {
-            initializing.device.retire();
+            initializing.device.let_go();
         }
         if let Some(built) = take_if(&this.built, |b| b.generation == generation) {
+            built.gpu.device.let_go();
             Inner::drop_resources(this, built.resources);
             Inner::release(this, &built.gpu);
         }
@@ -891,6 +893,8 @@ impl<A: App> Inner<A> {
     /// Stops the loop, releases every GPU object of `generation` and destroys it.
     fn teardown(this: &Rc<Self>, generation: u64) {
         this.frame_loop.cancel();
+        // A new device starts on animation frames.
+        this.frame_loop.stop_driving();
         let live = take_if(&this.live, |l| l.gpu.generation == generation);
         this.injections.cancel_pending_loss();
         if let Some(live) = live {
@@ -923,6 +927,10 @@ impl<A: App> Inner<A> {
                     return Inner::on_crash(&runtime);
                 }
                 let hidden = page_hidden();
+                if hidden {
+                    // No frames from a timer while nobody sees them.
+                    runtime.frame_loop.stop_driving();
+                }
                 if !hidden {
                     runtime.trigger_ms.set(now_ms());
                     // No stall while hidden: the wait starts again.

@@ -168,6 +168,10 @@ impl Driver {
     /// Starts the WebDriver server of `browser` on a free port and waits until it
     /// listens.
     pub fn for_browser(browser: Browser) -> Driver {
+        Driver::spawn(browser, None)
+    }
+
+    fn spawn(browser: Browser, display: Option<String>) -> Driver {
         use std::os::unix::process::CommandExt;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -194,6 +198,9 @@ impl Driver {
                 c
             }
         };
+        if let Some(display) = display {
+            command.env("DISPLAY", display);
+        }
         let console = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut child = command
             .env("XDG_CONFIG_HOME", &config)
@@ -237,11 +244,9 @@ impl Driver {
     /// browser launched with `flags`: with [`Flags::FirefoxGpuProcess`] it gets
     /// the display of an Xvfb server started for this test process.
     pub fn for_browser_with(browser: Browser, flags: Flags) -> Driver {
-        if flags == Flags::FirefoxGpuProcess {
-            // Inherited by geckodriver and the Firefox it starts.
-            std::env::set_var("DISPLAY", xvfb_display());
-        }
-        Driver::for_browser(browser)
+        // Inherited by geckodriver and the Firefox it starts.
+        let display = (flags == Flags::FirefoxGpuProcess).then(xvfb_display);
+        Driver::spawn(browser, display)
     }
 
     /// The pid of the GPU process of the browser this driver started (the
@@ -266,11 +271,21 @@ impl Driver {
     }
 
     /// Kills (SIGKILL, by its pid) the GPU process of the browser this driver
-    /// started, waits until a new one runs, and returns the pid killed.
+    /// started, once there is one (after a kill Firefox starts the next when
+    /// it needs one), and returns the pid killed.
     pub fn kill_gpu_process(&self) -> Result<u32, String> {
-        let pid = self
-            .gpu_process()
-            .ok_or("the browser runs no GPU process (layers.gpu-process.* prefs?)")?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let pid = loop {
+            match self.gpu_process() {
+                Some(pid) => break pid,
+                None if Instant::now() > deadline => {
+                    return Err(
+                        "the browser runs no GPU process (layers.gpu-process.* prefs?)".into(),
+                    )
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
         let killed = Command::new("kill")
             .args(["-s", "KILL", &pid.to_string()])
             .status()
@@ -278,16 +293,7 @@ impl Driver {
         if !killed.success() {
             return Err(format!("kill {pid} failed"));
         }
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            match self.gpu_process() {
-                Some(new) if new != pid => return Ok(pid),
-                _ if Instant::now() > deadline => {
-                    return Err(format!("no new GPU process after killing {pid}"))
-                }
-                _ => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
+        Ok(pid)
     }
 
     /// Firefox's console and error lines so far, with when they were read.
@@ -337,36 +343,32 @@ fn xvfb_display() -> String {
     static DISPLAY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DISPLAY
         .get_or_init(|| {
-            for number in 90..140 {
-                let socket = format!("/tmp/.X11-unix/X{number}");
-                if Path::new(&socket).exists() || Path::new(&format!("/tmp/.X{number}-lock")).exists()
-                {
-                    continue;
-                }
-                let watch = format!(
-                    "Xvfb :{number} -screen 0 1280x1024x24 -nolisten tcp & x=$!; \
-                     while kill -0 {} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 1; done; kill $x",
-                    std::process::id()
-                );
-                let started = Command::new("sh")
-                    .args(["-c", &watch])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn();
-                let Ok(child) = started else {
-                    panic!("Xvfb cannot be started (apt-get install xvfb)");
-                };
-                let deadline = Instant::now() + Duration::from_secs(10);
-                while !Path::new(&socket).exists() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                if Path::new(&socket).exists() {
-                    // Its shell stops it once this process ends.
-                    std::mem::forget(child);
-                    return format!(":{number}");
-                }
+            // `-displayfd 1`: Xvfb picks a free display itself and writes its
+            // number on its standard output once it listens.
+            let watch = format!(
+                "Xvfb -displayfd 1 -screen 0 1280x1024x24 -nolisten tcp & x=$!; \
+                 while kill -0 {} 2>/dev/null && kill -0 $x 2>/dev/null; do sleep 1; done; \
+                 kill $x 2>/dev/null",
+                std::process::id()
+            );
+            let mut child = Command::new("sh")
+                .args(["-c", &watch])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("Xvfb cannot be started (apt-get install xvfb)");
+            let mut number = String::new();
+            if let Some(stdout) = child.stdout.take() {
+                let _ = BufReader::new(stdout).read_line(&mut number);
             }
-            panic!("no free X display for Xvfb");
+            let number = number.trim();
+            assert!(
+                !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()),
+                "Xvfb gave no display number"
+            );
+            // Its shell stops it once this process ends.
+            std::mem::forget(child);
+            format!(":{number}")
         })
         .clone()
 }
@@ -442,6 +444,12 @@ async fn launch_firefox(driver: &Driver, flags: Flags) -> WebDriverResult<WebDri
         prefs.set("layers.gpu-process.force-enabled", true)?;
         prefs.set("layers.gpu-process.max_restarts", 100)?;
         prefs.set("layers.gpu-process.max_restarts_with_decoder", 100)?;
+        prefs.set("layers.gpu-process.max_launch_attempts", 100)?;
+        // Relaunched after each kill, never replaced by the parent process;
+        // a process killed early counts as stable all the same.
+        prefs.set("layers.gpu-process.allow-fallback-to-parent", false)?;
+        prefs.set("layers.gpu-process.stable.min-uptime-ms", 0)?;
+        prefs.set("layers.gpu-process.stable.frame-threshold", 0)?;
     }
     prefs.set("dom.webgpu.enabled", flags != Flags::NoWebGpu)?;
     prefs.set("gfx.webgpu.ignore-blocklist", flags != Flags::NoAdapter)?;
