@@ -159,20 +159,7 @@ impl<A: App> Inner<A> {
         let handle: &crate::web::handle::DeviceHandle = device.as_ref();
         handle.on_found_lost(move || {
             if let Some(runtime) = weak_runtime.upgrade() {
-                if runtime.generation_current(generation) {
-                    runtime
-                        .context
-                        .net()
-                        .note(&format!("device {generation} found lost by a probe"));
-                }
-                Inner::dispatch(
-                    &runtime,
-                    Event::Lost {
-                        generation,
-                        reason: crate::supervisor::LossReason::Unknown,
-                        at_ms: now_ms() as u64,
-                    },
-                );
+                Inner::found_lost(&runtime, generation);
             }
         });
         let net = this.context.net().install(&raw);

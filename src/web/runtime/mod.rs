@@ -1070,22 +1070,28 @@ impl<A: App> Inner<A> {
                 return;
             }
             if let Some(runtime) = weak.upgrade() {
-                if runtime.generation_current(generation) {
-                    runtime
-                        .context
-                        .net()
-                        .note(&format!("device {generation} found lost by a probe"));
-                    Inner::dispatch(
-                        &runtime,
-                        Event::Lost {
-                            generation,
-                            reason: crate::supervisor::LossReason::Unknown,
-                            at_ms: now_ms() as u64,
-                        },
-                    );
-                }
+                Inner::found_lost(&runtime, generation);
             }
         });
+    }
+
+    /// A probe found device `generation` lost: a loss, if it is still current
+    /// (on some engines `lost` resolves late, or not at all).
+    pub(super) fn found_lost(this: &Rc<Self>, generation: u64) {
+        if !this.generation_current(generation) {
+            return;
+        }
+        this.context
+            .net()
+            .note(&format!("device {generation} found lost by a probe"));
+        Inner::dispatch(
+            this,
+            Event::Lost {
+                generation,
+                reason: crate::supervisor::LossReason::Unknown,
+                at_ms: now_ms() as u64,
+            },
+        );
     }
 
     fn start_loop(this: &Rc<Self>) {
