@@ -2373,3 +2373,21 @@ async fn attributed_call_sites_of_an_unawaited_phase_are_cleared_with_it() {
     }
     d.set_level(DiagnosticsLevel::Phases);
 }
+
+#[wasm_bindgen_test]
+async fn a_per_call_creation_whose_closure_throws_through_wasm_leaves_the_stack_balanced() {
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::PerCall);
+    let created: Result<_, Fault> = d.track("throwing-creation", 0, || {
+        // A raw binding that does not catch: the exception crosses the closure.
+        let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+        raw.submit(&[]);
+        Ok(d.raw().create_sampler())
+    });
+    let fault = created.err().expect("the creation fails");
+    assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
+    assert!(fault.to_string().contains("throwing-creation"), "{fault}");
+    d.set_level(DiagnosticsLevel::Phases);
+    settle().await;
+    assert_stack_balanced(&d).await;
+}
