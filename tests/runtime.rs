@@ -1268,3 +1268,24 @@ async fn a_canvas_hidden_or_not_in_the_document_at_start_is_pinned_once_shown() 
         r.stop();
     }
 }
+
+#[wasm_bindgen_test]
+async fn the_status_reports_the_wasm_memory_and_the_js_heap_where_the_engine_tells() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let status = r.status();
+    assert!(status.wasm_memory_bytes >= 65_536, "{status:?}");
+    assert_eq!(
+        status.wasm_memory_bytes % 65_536,
+        0,
+        "whole pages: {status:?}"
+    );
+    let has_memory = js_sys::Function::new_no_args("return !!(performance && performance.memory)")
+        .call0(&JsValue::NULL)
+        .unwrap()
+        .is_truthy();
+    assert_eq!(status.js_heap_bytes.is_some(), has_memory, "{status:?}");
+    assert!(status.js_heap_bytes.is_none_or(|b| b > 0), "{status:?}");
+    r.stop();
+}

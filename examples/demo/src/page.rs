@@ -109,6 +109,16 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
     set(&o, "loopAlive", status.loop_alive.into());
     set(&o, "stalled", status.stalled.into());
     set(&o, "framesFromTimer", status.frames_from_timer.into());
+    set(
+        &o,
+        "wasmMemoryBytes",
+        (status.wasm_memory_bytes as f64).into(),
+    );
+    set(
+        &o,
+        "jsHeapBytes",
+        status.js_heap_bytes.map(|b| b as f64).into(),
+    );
     set(&o, "resizes", (status.resizes as f64).into());
     set(
         &o,

@@ -40,6 +40,8 @@ pub(crate) fn status_object(s: &Status) -> JsValue {
     set(&o, "loopAlive", s.loop_alive.into());
     set(&o, "stalled", s.stalled.into());
     set(&o, "framesFromTimer", s.frames_from_timer.into());
+    set(&o, "wasmMemoryBytes", (s.wasm_memory_bytes as f64).into());
+    set(&o, "jsHeapBytes", s.js_heap_bytes.map(|b| b as f64).into());
     set(&o, "resizes", (s.resizes as f64).into());
     let errors = js_sys::Object::new();
     set(&errors, "validation", (s.net.validation as f64).into());

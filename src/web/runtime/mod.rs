@@ -513,6 +513,8 @@ impl<A: App> Runtime<A> {
             stalled: inner.stalled.get(),
             resizes: inner.resizes.get(),
             frames_from_timer: inner.frame_loop.driven_by_timer(),
+            wasm_memory_bytes: status::wasm_memory_bytes(),
+            js_heap_bytes: status::js_heap_bytes(),
         }
     }
 }

@@ -75,4 +75,30 @@ pub struct Status {
     /// Whether frames come from a timer as well, animation frames having
     /// stopped on a visible page (until one comes again).
     pub frames_from_timer: bool,
+    /// The WebAssembly module's linear memory, in bytes (it only grows).
+    pub wasm_memory_bytes: u64,
+    /// The page's JavaScript heap in use, in bytes, where the engine tells
+    /// (`performance.memory`, Chromium; coarse unless the page is isolated).
+    pub js_heap_bytes: Option<u64>,
+}
+
+/// The size of this module's linear memory, in bytes.
+pub(crate) fn wasm_memory_bytes() -> u64 {
+    let memory = wasm_bindgen::memory();
+    js_sys::Reflect::get(&memory, &"buffer".into())
+        .ok()
+        .and_then(|buffer| js_sys::Reflect::get(&buffer, &"byteLength".into()).ok())
+        .and_then(|length| length.as_f64())
+        .map_or(0, |length| length as u64)
+}
+
+/// `performance.memory.usedJSHeapSize`, where the engine has it.
+pub(crate) fn js_heap_bytes() -> Option<u64> {
+    let performance = web_sys::window()?.performance()?;
+    let memory = js_sys::Reflect::get(&performance, &"memory".into()).ok()?;
+    if memory.is_undefined() || memory.is_null() {
+        return None;
+    }
+    let used = js_sys::Reflect::get(&memory, &"usedJSHeapSize".into()).ok()?;
+    used.as_f64().map(|bytes| bytes as u64)
 }
