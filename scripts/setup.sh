@@ -10,6 +10,10 @@
 # Sourced by scripts/serve and scripts/test; a shell that sources it by hand
 # gets its own options back at the end.
 SETUP_SAVED_OPTIONS="$(set +o)"
+# A command substitution does not inherit errexit: `set +o` above printed it
+# off even where the caller had it on, and restoring that at the end would
+# leave a caller such as scripts/test running on after a failed step.
+case $- in *e*) SETUP_SAVED_OPTIONS+=$'\nset -e' ;; esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

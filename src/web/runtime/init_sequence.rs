@@ -104,16 +104,21 @@ impl<A: App> Inner<A> {
         // (as generation N), or gone (discarded, or the runtime dropped) when
         // the sender is dropped unsent. Awaited, never polled.
         let (decision, word) = oneshot::channel();
-        let Ok(mut arrivals) = this.arrivals.try_borrow_mut() else {
+        let parked = match this.arrivals.try_borrow_mut() {
+            Ok(mut arrivals) => {
+                arrivals.push(Arrival {
+                    attempt,
+                    raw: raw.clone(),
+                    decision,
+                });
+                true
+            }
+            Err(_) => false,
+        };
+        if !parked {
             raw.destroy();
             return;
-        };
-        arrivals.push(Arrival {
-            attempt,
-            raw: raw.clone(),
-            decision,
-        });
-        drop(arrivals);
+        }
         Inner::dispatch(&this, Event::DeviceCreated { attempt });
         drop(this);
         let Some((device, generation)) = word.await else {
