@@ -728,9 +728,8 @@ fn swallow_animation_frames(swallow: bool) {
         .unwrap();
 }
 
-#[wasm_bindgen_test]
-async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animation_frames_come_back(
-) {
+/// A running runtime whose stall limit is 300 ms.
+async fn running_with_a_short_stall_limit() -> Runtime<ClearApp> {
     let r = runtime_with(RuntimeOptions {
         supervisor: webgpu_guard::supervisor::SupervisorOptions {
             stall_ms: 300,
@@ -740,6 +739,13 @@ async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animati
     });
     r.start();
     wait_state(&r, "running", 1).await;
+    r
+}
+
+#[wasm_bindgen_test]
+async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animation_frames_come_back(
+) {
+    let r = running_with_a_short_stall_limit().await;
     let lines_with = |what: &str| {
         r.net()
             .recent_lines()
@@ -792,15 +798,7 @@ async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animati
 
 #[wasm_bindgen_test]
 async fn one_long_frame_is_no_stall() {
-    let r = runtime_with(RuntimeOptions {
-        supervisor: webgpu_guard::supervisor::SupervisorOptions {
-            stall_ms: 300,
-            ..Default::default()
-        },
-        ..RuntimeOptions::default()
-    });
-    r.start();
-    wait_state(&r, "running", 1).await;
+    let r = running_with_a_short_stall_limit().await;
     let long = Rc::new(Cell::new(true));
     let once = long.clone();
     *r.app().on_frame.borrow_mut() = Some(Box::new(move |_| {
