@@ -109,12 +109,10 @@ impl FrameLoop {
             return Source::Timer;
         }
         self.handle.set(None);
-        if !self.driven_by_timer.replace(false) {
+        if !self.driven_by_timer.get() {
             return Source::AnimationFrame;
         }
-        if let (Some(timer), Some(window)) = (self.timer.take(), web_sys::window()) {
-            window.clear_timeout_with_handle(timer);
-        }
+        self.stop_driving();
         Source::AnimationFrameBack
     }
 
