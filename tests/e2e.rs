@@ -1519,3 +1519,149 @@ async fn readme_screenshot() -> TestResult {
     s.quit().await?;
     Ok(())
 }
+
+/// The memory figures of the page after a collection: the JavaScript heap where
+/// the engine lets a test collect and read it (Chromium, through CDP), and the
+/// wasm linear memory (both engines).
+#[derive(Clone, Copy, Debug)]
+struct Memory {
+    js_heap: Option<f64>,
+    wasm: f64,
+}
+
+impl Session {
+    /// Collects garbage twice and reads the heap. The console's own copies of
+    /// the lines (the test's capture and DevTools' entries) are let go first:
+    /// they are the harness's, not the page's.
+    async fn memory(&self) -> WebDriverResult<Memory> {
+        let js_heap = if self.browser == Browser::Chromium {
+            self.eval(
+                "for (const k in window.__lines) window.__lines[k].length = 0; \
+                 window.__lineTimes.length = 0; return true",
+            )
+            .await?;
+            let cdp = self.driver.cdp();
+            cdp.send_raw("Runtime.discardConsoleEntries", json!({}))
+                .await?;
+            cdp.send_raw("HeapProfiler.collectGarbage", json!({}))
+                .await?;
+            cdp.send_raw("HeapProfiler.collectGarbage", json!({}))
+                .await?;
+            let usage = cdp.send_raw("Runtime.getHeapUsage", json!({})).await?;
+            usage["usedSize"].as_f64()
+        } else {
+            None
+        };
+        let wasm = self.status().await?["wasmMemoryBytes"]
+            .as_f64()
+            .unwrap_or(0.0);
+        Ok(Memory { js_heap, wasm })
+    }
+
+    /// One `matarGPU()` recovery, done once the next device draws.
+    async fn recover_once(&self) -> WebDriverResult<Value> {
+        let generation = num(&self.status().await?, "generation");
+        self.eval("window.matarGPU(); return true").await?;
+        let running = self
+            .wait_for("the next device", 60, |st| {
+                st["state"] == "running" && num(st, "generation") > generation
+            })
+            .await?;
+        let frames = num(&running, "frames");
+        self.wait_for("two frames on the next device", 60, |st| {
+            st["state"] == "running" && num(st, "frames") >= frames + 2
+        })
+        .await
+    }
+
+    /// `count` recoveries in a row, driven by the page itself (one script for
+    /// all of them: every WebDriver script leaves its result in the page's heap
+    /// for a while, which would be counted as the page's own growth). Each is
+    /// done once the next device has drawn two frames with the live objects and
+    /// bytes of `base`; returns "ok" or what went wrong.
+    async fn recover_in_the_page(&self, count: u64, base: &Value) -> WebDriverResult<String> {
+        self.driver
+            .set_script_timeout(Duration::from_secs(60 + count * 10))
+            .await?;
+        let answer = self
+            .driver
+            .execute_async(
+                r#"
+                const [count, objects, bytes, done] = arguments;
+                const sleep = ms => new Promise(r => setTimeout(r, ms));
+                (async () => {
+                  for (let n = 1; n <= count; n++) {
+                    const generation = window.gpuStatus().generation;
+                    window.matarGPU();
+                    const deadline = performance.now() + 60000;
+                    let frames = null;
+                    for (;;) {
+                      await sleep(20);
+                      const st = window.gpuStatus();
+                      if (performance.now() > deadline) return 'recovery ' + n + ' never drew: ' + JSON.stringify(st);
+                      if (st.state !== 'running' || st.generation <= generation) continue;
+                      if (frames === null) frames = st.frames;
+                      if (st.frames < frames + 2) continue;
+                      if (st.liveObjects !== objects || st.liveBytes !== bytes)
+                        return 'recovery ' + n + ' changed the live objects: ' + JSON.stringify(st);
+                      break;
+                    }
+                  }
+                  return 'ok';
+                })().then(done, e => done('threw: ' + e));
+                "#,
+                vec![json!(count), base["liveObjects"].clone(), base["liveBytes"].clone()],
+            )
+            .await?;
+        Ok(answer.json().as_str().unwrap_or("not a string").to_string())
+    }
+}
+
+on_both!(two_hundred_recoveries_leave_the_memory_where_it_was);
+async fn two_hundred_recoveries_leave_the_memory_where_it_was(browser: Browser) -> TestResult {
+    let total = env_number("RECOVERIES", 200).max(4);
+    let half = total / 2;
+    let s = session(browser, Flags::WebGpu).await?;
+    s.open("?still").await?;
+    let base = s.wait_running(1).await?;
+    let mut marks: Vec<(u64, Memory)> = vec![(0, s.memory().await?)];
+    let started = Instant::now();
+    let mut done = 0;
+    for mark in [total / 8, half, total] {
+        let answer = s.recover_in_the_page(mark - done, &base).await?;
+        assert_eq!(answer, "ok", "after {done} recoveries");
+        done = mark;
+        marks.push((mark, s.memory().await?));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let at = |n: u64| marks.iter().find(|(m, _)| *m == n).map(|(_, m)| *m);
+    let (Some(middle), Some(end)) = (at(half), at(total)) else {
+        unreachable!("both marks are taken");
+    };
+    let per = |a: f64, b: f64| (b - a) / (total - half) as f64;
+    eprintln!(
+        "{}: {total} recoveries in {seconds:.0} s; memory at each mark {marks:?}",
+        browser.name()
+    );
+    let wasm_per = per(middle.wasm, end.wasm);
+    eprintln!(
+        "{}: wasm memory {wasm_per:.0} B per recovery from {half} to {total}",
+        browser.name()
+    );
+    if let (Some(a), Some(b)) = (middle.js_heap, end.js_heap) {
+        let heap_per = per(a, b);
+        eprintln!(
+            "{}: JavaScript heap {heap_per:.0} B per recovery from {half} to {total}",
+            browser.name()
+        );
+    }
+    // Linear memory grows in 64 KiB pages: at most one page per hundred recoveries.
+    // The JavaScript heap is printed, not yet bounded (see BENCHMARKS.md).
+    assert!(
+        wasm_per * (total - half) as f64 <= 65536.0,
+        "wasm memory grew {wasm_per:.0} B per recovery"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
