@@ -1558,22 +1558,6 @@ impl Session {
         Ok(Memory { js_heap, wasm })
     }
 
-    /// One `matarGPU()` recovery, done once the next device draws.
-    async fn recover_once(&self) -> WebDriverResult<Value> {
-        let generation = num(&self.status().await?, "generation");
-        self.eval("window.matarGPU(); return true").await?;
-        let running = self
-            .wait_for("the next device", 60, |st| {
-                st["state"] == "running" && num(st, "generation") > generation
-            })
-            .await?;
-        let frames = num(&running, "frames");
-        self.wait_for("two frames on the next device", 60, |st| {
-            st["state"] == "running" && num(st, "frames") >= frames + 2
-        })
-        .await
-    }
-
     /// `count` recoveries in a row, driven by the page itself (one script for
     /// all of them: every WebDriver script leaves its result in the page's heap
     /// for a while, which would be counted as the page's own growth). Each is
