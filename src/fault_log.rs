@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use crate::fault::{Fault, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
 use crate::sanitize::Sanitizer;
-use crate::telemetry::{GroupSummary, Telemetry, TelemetrySink};
+use crate::telemetry::{GroupSummary, Observed, Telemetry, TelemetrySink};
 
 /// Counters of the fault path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,6 +103,7 @@ pub struct FaultLog {
     limiter: RateLimiter,
     telemetry: Telemetry,
     sink: Box<dyn TelemetrySink>,
+    adapter: Option<String>,
     stats: NetStats,
     recent: VecDeque<String>,
     written_at: VecDeque<f64>,
@@ -115,15 +116,26 @@ impl FaultLog {
             limiter: RateLimiter::default(),
             telemetry: Telemetry::default(),
             sink,
+            adapter: None,
             stats: NetStats::default(),
             recent: VecDeque::new(),
             written_at: VecDeque::new(),
         }
     }
 
-    /// Replaces the telemetry sink.
+    /// Replaces the telemetry sink (told the adapter, if one is known).
     pub fn set_sink(&mut self, sink: Box<dyn TelemetrySink>) {
         self.sink = sink;
+        if let Some(adapter) = &self.adapter {
+            self.sink.adapter(adapter);
+        }
+    }
+
+    /// Tells the sink, now and after any change of sink, which adapter the
+    /// errors come from.
+    pub fn set_adapter(&mut self, adapter: &str) {
+        self.adapter = Some(adapter.to_string());
+        self.sink.adapter(adapter);
     }
 
     /// Sets the sanitising step applied to telemetry messages and labels.
@@ -175,21 +187,12 @@ impl FaultLog {
         let sent_before = self.telemetry.sent();
         let failures_before = self.telemetry.sink_failures();
         let label = fault.label_for_grouping();
-        self.telemetry.record(
-            fault.kind,
-            label.as_deref(),
-            &fault.message,
-            fault.origin.frame,
-            now_ms,
-            self.sink.as_ref(),
-        );
+        self.telemetry
+            .record(observed(fault, &label), now_ms, self.sink.as_ref());
         for other in &related {
             let (other_label, frame) = related_grouping(other, fault, &label);
             self.telemetry.record(
-                other.kind,
-                other_label.as_deref(),
-                &other.message,
-                frame,
+                observed(other, &other_label).at_frame(frame),
                 now_ms,
                 self.sink.as_ref(),
             );
@@ -229,24 +232,19 @@ impl FaultLog {
         self.limiter.hold_back(count);
         self.stats.suppressed += count;
         self.stats.held_by_listener += count;
+        let failures_before = self.telemetry.sink_failures();
         let label = fault.label_for_grouping();
-        self.telemetry.record_held(
-            fault.kind,
-            label.as_deref(),
-            &fault.message,
-            fault.origin.frame,
-            count,
-        );
+        self.telemetry
+            .record_held(observed(fault, &label), count, self.sink.as_ref());
         for other in &related {
             let (other_label, frame) = related_grouping(other, fault, &label);
             self.telemetry.record_held(
-                other.kind,
-                other_label.as_deref(),
-                &other.message,
-                frame,
+                observed(other, &other_label).at_frame(frame),
                 count,
+                self.sink.as_ref(),
             );
         }
+        self.stats.sink_failures += self.telemetry.sink_failures() - failures_before;
         self.stats.telemetry_held_back = self.telemetry.held_back();
     }
 
@@ -332,6 +330,14 @@ fn unreported_related(fault: &Fault) -> Vec<&Fault> {
 
 /// The label and frame a related fault is grouped and sent with: its own, else
 /// those of the fault it was caught with (`label`: that fault's grouping label).
+/// `fault` as telemetry receives it, grouped under `label`.
+fn observed<'a>(fault: &'a Fault, label: &'a Option<String>) -> Observed<'a> {
+    Observed::new(fault.kind, &fault.message)
+        .on(label.as_deref())
+        .in_phase(fault.origin.phase.as_deref())
+        .at_frame(fault.origin.frame)
+}
+
 fn related_grouping(
     other: &Fault,
     fault: &Fault,

@@ -62,8 +62,44 @@ pub fn redact_quoted(text: &str) -> String {
 
 /// Replaces every word that looks like user data (an address with `@`, a path or
 /// URL with `/` or `\\`, a run of four or more digits) with `…`. Words are split
-/// on spaces, quotes, brackets and `:`; the separators are kept.
+/// on spaces, quotes, brackets and `:`; the separators are kept. A URL (a word
+/// with `://`, split on spaces, quotes and brackets only) goes whole, its query
+/// (a token) with it.
 pub fn redact_user_data(text: &str) -> String {
+    redact_words(&redact_urls(text))
+}
+
+/// Replaces every URL (a run without spaces, quotes or brackets that holds
+/// `://`) with `…`.
+fn redact_urls(text: &str) -> String {
+    if !text.contains("://") {
+        return text.to_string();
+    }
+    let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.contains("://") {
+            out.push('…');
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if is_separator(c) {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The word by word pass of [`redact_user_data`].
+fn redact_words(text: &str) -> String {
     let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;:=".contains(c);
     let looks_private = |word: &str| {
         let mut digits = 0;
@@ -138,7 +174,15 @@ mod tests {
         assert_eq!(redact_user_data("avatar ana@example.com"), "avatar …");
         assert_eq!(redact_user_data("order-20261130 tile-3"), "… tile-3");
         assert_eq!(redact_user_data("shadow-map 4096x4096"), "shadow-map …");
-        assert_eq!(strict("tex https://x.io/a"), "tex https:…");
+        assert_eq!(
+            redact_user_data("avatar https://cdn.example.com/u?token=abc, (again)"),
+            "avatar …, (again)"
+        );
+        assert_eq!(
+            redact_user_data("[Texture \"ws://h:9/x?k=v\"]"),
+            "[Texture \"…\"]"
+        );
+        assert_eq!(strict("tex https://x.io/a"), "tex …");
         assert_eq!(strict("globals"), "globals");
     }
 

@@ -24,6 +24,7 @@ pub mod engine;
 pub mod frame;
 #[doc(hidden)]
 pub mod handle;
+pub mod http_sink;
 pub mod init;
 #[cfg(feature = "fault-injection")]
 pub mod inject;
@@ -54,6 +55,7 @@ pub use descriptors::{Binding, SamplerSpec};
 pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use frame::FrameScope;
+pub use http_sink::HttpSink;
 pub use init::{GpuContext, InitOptions};
 pub use js::nullable;
 pub use listener::EventListener;

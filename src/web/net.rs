@@ -22,7 +22,7 @@ use crate::fault_log::NetStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::sanitize::Sanitizer;
-use crate::telemetry::{GroupSummary, TelemetryEvent, TelemetrySink};
+use crate::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
 use crate::web::js::{describe, now_ms};
 use crate::web::listener::EventListener;
 use crate::web::log;
@@ -118,6 +118,19 @@ impl TelemetrySink for CatchingSink {
             Ok(()) => sent,
             Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
         }
+    }
+
+    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+        let mut counted = Ok(());
+        match crate::web::crash::catching(&mut || counted = self.0.held_back(held)) {
+            Ok(()) => counted,
+            Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
+        }
+    }
+
+    fn adapter(&self, adapter: &str) {
+        // A sink that throws here learns nothing; the net goes on.
+        let _ = crate::web::crash::catching(&mut || self.0.adapter(adapter));
     }
 }
 
@@ -241,6 +254,14 @@ impl ErrorNet {
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         if let Some(mut log) = self.drained_log_mut() {
             log.set_sink(Box::new(CatchingSink(sink)));
+        }
+    }
+
+    /// Tells the telemetry sink which adapter the errors come from (the runtime
+    /// does it each time a device comes up).
+    pub fn set_adapter(&self, adapter: &str) {
+        if let Some(mut log) = self.drained_log_mut() {
+            log.set_adapter(adapter);
         }
     }
 

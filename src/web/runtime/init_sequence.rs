@@ -182,6 +182,7 @@ impl<A: App> Inner<A> {
         if let Ok(mut slot) = this.adapter.try_borrow_mut() {
             *slot = adapter_name.clone();
         }
+        this.context.net().set_adapter(&adapter_name);
         let t3 = now_ms();
         let gpu = GpuContext {
             adapter_name,

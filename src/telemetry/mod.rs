@@ -1,5 +1,11 @@
 //! Telemetry for GPU errors: grouped by kind and object label (never by message
 //! text, which differs between browsers), truncated, sanitised and rate-limited.
+//! [`outbox`] and [`otlp`] batch the groups for an HTTP collector (the browser's
+//! transport is `web::HttpSink`).
+
+pub mod otlp;
+pub mod outbox;
+pub mod retry_after;
 
 use crate::fault::{label_in_message, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
@@ -25,6 +31,8 @@ pub struct TelemetryEvent {
     pub kind: FaultKind,
     /// The object label the group is keyed by.
     pub label: String,
+    /// The labelled phase whose scope caught the error, if any.
+    pub phase: Option<String>,
     /// The sanitised, truncated message.
     pub message: String,
     /// The frame number at which the error arrived.
@@ -33,10 +41,89 @@ pub struct TelemetryEvent {
     pub occurrences: u64,
 }
 
+/// Errors of one group that the limiter held back: no [`TelemetryEvent`] was
+/// sent for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldBack<'a> {
+    /// The error kind.
+    pub kind: FaultKind,
+    /// The (sanitised, truncated) label of the group.
+    pub label: &'a str,
+    /// The labelled phase, if any.
+    pub phase: Option<&'a str>,
+    /// The group's first message (sanitised, truncated).
+    pub message: &'a str,
+    /// The frame of the last of them.
+    pub frame: Option<u64>,
+    /// How many errors.
+    pub count: u64,
+}
+
+/// One error as telemetry receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Observed<'a> {
+    /// The error kind.
+    pub kind: FaultKind,
+    /// The object label the library knows; without one, a label quoted in the
+    /// message is used (Dawn quotes them, wgpu does not).
+    pub label: Option<&'a str>,
+    /// The labelled phase, if any.
+    pub phase: Option<&'a str>,
+    /// The implementation's message, raw.
+    pub message: &'a str,
+    /// The frame at which it arrived.
+    pub frame: Option<u64>,
+}
+
+impl<'a> Observed<'a> {
+    /// An error of `kind` with `message` and nothing else known.
+    pub fn new(kind: FaultKind, message: &'a str) -> Self {
+        Observed {
+            kind,
+            label: None,
+            phase: None,
+            message,
+            frame: None,
+        }
+    }
+
+    /// The same, on the object labelled `label`.
+    pub fn on(mut self, label: Option<&'a str>) -> Self {
+        self.label = label;
+        self
+    }
+
+    /// The same, in `phase`.
+    pub fn in_phase(mut self, phase: Option<&'a str>) -> Self {
+        self.phase = phase;
+        self
+    }
+
+    /// The same, at `frame`.
+    pub fn at_frame(mut self, frame: Option<u64>) -> Self {
+        self.frame = frame;
+        self
+    }
+}
+
 /// Where telemetry goes. Implement this to send events to your own service.
 pub trait TelemetrySink {
     /// Receives one event. An `Err` is counted, never propagated.
     fn send(&self, event: &TelemetryEvent) -> Result<(), String>;
+
+    /// Receives the errors of a group that the limiter held back, so that a sink
+    /// that batches (the HTTP sink) counts every error, not only the events
+    /// sent. The default ignores them. An `Err` is counted, never propagated.
+    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+        let _ = held;
+        Ok(())
+    }
+
+    /// Learns the adapter the errors come from (each time a device comes up),
+    /// for a sink that names it (the HTTP sink's resource). The default ignores it.
+    fn adapter(&self, adapter: &str) {
+        let _ = adapter;
+    }
 }
 
 /// A sink that keeps events in memory (for tests and for a page's own panel).
@@ -119,34 +206,27 @@ impl Telemetry {
         self.sanitizer = sanitizer;
     }
 
-    /// Records one error and, when the limiter admits it, sends it to `sink`.
-    /// `label` is the object label the library knows; without one, a label quoted
-    /// in the message is used (Dawn quotes them, wgpu does not). The label is
+    /// Records one error and, when the limiter admits it, sends it to `sink`;
+    /// one it holds back goes to [`TelemetrySink::held_back`]. The label is
     /// sanitised like the message, and the group is keyed by the sanitised label.
-    /// Returns whether it was sent.
-    pub fn record(
-        &mut self,
-        kind: FaultKind,
-        label: Option<&str>,
-        message: &str,
-        frame: Option<u64>,
-        now_ms: f64,
-        sink: &dyn TelemetrySink,
-    ) -> bool {
-        self.hit_group(kind, label, message);
+    /// Returns whether an event was sent.
+    pub fn record(&mut self, error: Observed<'_>, now_ms: f64, sink: &dyn TelemetrySink) -> bool {
+        self.hit_group(error.kind, error.label, error.message);
         let group = &mut self.groups[0];
         group.occurrences += 1;
-        group.last_frame = frame;
+        group.last_frame = error.frame;
         let occurrences = group.occurrences;
         if self.limiter.admit(now_ms) != Admission::Emit {
             self.held_back += 1;
+            self.hand_held_to(sink, error, 1);
             return false;
         }
         let event = TelemetryEvent {
-            kind,
+            kind: error.kind,
             label: self.groups[0].label.clone(),
-            message: self.clean(message),
-            frame,
+            phase: error.phase.map(|p| self.clean_label(p)),
+            message: self.clean(error.message),
+            frame: error.frame,
             occurrences,
         };
         match sink.send(&event) {
@@ -162,24 +242,46 @@ impl Telemetry {
     }
 
     /// Records `count` errors like one [`Self::record`] would, that arrived while
-    /// the limiter was silent (see [`Self::silent_until`]): grouped and held back.
-    pub fn record_held(
-        &mut self,
-        kind: FaultKind,
-        label: Option<&str>,
-        message: &str,
-        frame: Option<u64>,
-        count: u64,
-    ) {
+    /// the limiter was silent (see [`Self::silent_until`]): grouped, held back
+    /// and handed to [`TelemetrySink::held_back`] in one call.
+    pub fn record_held(&mut self, error: Observed<'_>, count: u64, sink: &dyn TelemetrySink) {
         if count == 0 {
             return;
         }
-        self.hit_group(kind, label, message);
+        self.hit_group(error.kind, error.label, error.message);
         let group = &mut self.groups[0];
         group.occurrences += count;
-        group.last_frame = frame;
+        group.last_frame = error.frame;
         self.limiter.hold_back(count);
         self.held_back += count;
+        self.hand_held_to(sink, error, count);
+    }
+
+    /// Hands `count` held-back errors of the first group (the one just hit) to
+    /// `sink`.
+    fn hand_held_to(&mut self, sink: &dyn TelemetrySink, error: Observed<'_>, count: u64) {
+        let phase = error.phase.map(|p| self.clean_label(p));
+        let group = &self.groups[0];
+        let held = HeldBack {
+            kind: group.kind,
+            label: &group.label,
+            phase: phase.as_deref(),
+            message: &group.first_message,
+            frame: error.frame,
+            count,
+        };
+        if sink.held_back(&held).is_err() {
+            self.sink_failures += 1;
+        }
+    }
+
+    /// A label or phase as telemetry keeps it: sanitised, then truncated.
+    fn clean_label(&self, label: &str) -> String {
+        let cleaned = match self.sanitizer.as_ref() {
+            Some(sanitize) => sanitize(label),
+            None => label.to_string(),
+        };
+        truncate_chars(&cleaned, LABEL_MAX_CHARS)
     }
 
     /// Until when every event is certain to be held back (see
@@ -206,11 +308,7 @@ impl Telemetry {
             .map(str::to_string)
             .or_else(|| label_in_message(message))
             .unwrap_or_else(|| UNLABELLED.to_string());
-        let label = match self.sanitizer.as_ref() {
-            Some(sanitize) => sanitize(&raw_label),
-            None => raw_label,
-        };
-        let label = truncate_chars(&label, LABEL_MAX_CHARS);
+        let label = self.clean_label(&raw_label);
         let find = |groups: &[GroupSummary], label: &str| {
             groups
                 .iter()
@@ -284,34 +382,31 @@ mod tests {
         let mut t = Telemetry::default();
         let sink = MemorySink::default();
         t.record(
-            FaultKind::Validation,
-            None,
-            "Chrome says [Buffer \"verts\"] is bad",
-            Some(1),
+            Observed::new(
+                FaultKind::Validation,
+                "Chrome says [Buffer \"verts\"] is bad",
+            )
+            .at_frame(Some(1)),
             0.0,
             &sink,
         );
         t.record(
-            FaultKind::Validation,
-            Some("verts"),
-            "Invalid usage flags BufferUsages(0x3)",
-            Some(2),
+            Observed::new(
+                FaultKind::Validation,
+                "Invalid usage flags BufferUsages(0x3)",
+            )
+            .on(Some("verts"))
+            .at_frame(Some(2)),
             1.0,
             &sink,
         );
         t.record(
-            FaultKind::OutOfMemory,
-            None,
-            "[Buffer \"verts\"] no memory",
-            Some(3),
+            Observed::new(FaultKind::OutOfMemory, "[Buffer \"verts\"] no memory").at_frame(Some(3)),
             2.0,
             &sink,
         );
         t.record(
-            FaultKind::Validation,
-            None,
-            "no label at all",
-            Some(4),
+            Observed::new(FaultKind::Validation, "no label at all").at_frame(Some(4)),
             3.0,
             &sink,
         );
@@ -333,19 +428,13 @@ mod tests {
         let sink = MemorySink::default();
         for i in 0..MAX_GROUPS + 50 {
             t.record(
-                FaultKind::Validation,
-                Some(&format!("buffer-{i}")),
-                "bad",
-                None,
+                Observed::new(FaultKind::Validation, "bad").on(Some(&format!("buffer-{i}"))),
                 i as f64 * 1000.0,
                 &sink,
             );
         }
         t.record(
-            FaultKind::Validation,
-            Some("buffer-3"),
-            "bad",
-            None,
+            Observed::new(FaultKind::Validation, "bad").on(Some("buffer-3")),
             0.0,
             &sink,
         );
@@ -368,16 +457,13 @@ mod tests {
         t.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
         let sink = MemorySink::default();
         let long = format!("[Texture \"secret\"] {}", "x".repeat(1000));
-        t.record(FaultKind::Internal, None, &long, None, 0.0, &sink);
+        t.record(Observed::new(FaultKind::Internal, &long), 0.0, &sink);
         let event = &sink.events()[0];
         assert_eq!(event.message.chars().count(), 400);
         assert!(!event.message.contains("secret"));
         // A label built from user data is sanitised before it keys a group.
         t.record(
-            FaultKind::Validation,
-            Some("upload:/home/ana/photo.png"),
-            "bad",
-            None,
+            Observed::new(FaultKind::Validation, "bad").on(Some("upload:/home/ana/photo.png")),
             1.0,
             &sink,
         );
@@ -391,13 +477,13 @@ mod tests {
         let mut t = Telemetry::default();
         let sink = MemorySink::default();
         for i in 0..100 {
-            t.record(FaultKind::Validation, None, "e", None, i as f64, &sink);
+            t.record(Observed::new(FaultKind::Validation, "e"), i as f64, &sink);
         }
         assert_eq!(sink.events().len(), 5);
         assert_eq!(t.held_back(), 95);
         assert_eq!(t.groups()[0].occurrences, 100);
         let mut t = Telemetry::default();
-        assert!(!t.record(FaultKind::Validation, None, "e", None, 0.0, &FailingSink));
+        assert!(!t.record(Observed::new(FaultKind::Validation, "e"), 0.0, &FailingSink));
         assert_eq!(t.sink_failures(), 1);
         assert_eq!(t.sent(), 0);
     }

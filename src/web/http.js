@@ -1,0 +1,49 @@
+// The JavaScript half of src/web/http_sink.rs: a POST that never throws and
+// always settles, and a beacon that never throws.
+
+// Resolves to [status, retryAfter or null]; rejects with a sentence when no
+// answer came (refused, reset, blocked, or nothing within timeoutMs).
+export function guard_post(url, body, headers, keepalive, timeoutMs) {
+  try {
+    const controller = typeof AbortController === "function" ? new AbortController() : null;
+    const init = {
+      method: "POST",
+      body,
+      keepalive,
+      credentials: "omit",
+      headers: { "content-type": "application/json" },
+    };
+    for (let i = 0; i + 1 < headers.length; i += 2) init.headers[headers[i]] = headers[i + 1];
+    if (controller) init.signal = controller.signal;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (controller) controller.abort();
+    }, timeoutMs);
+    return fetch(url, init).then(
+      (response) => {
+        clearTimeout(timer);
+        // Read and dropped, so that the connection is free again.
+        response.arrayBuffer().catch(() => {});
+        return [response.status, response.headers.get("retry-after")];
+      },
+      (error) => {
+        clearTimeout(timer);
+        throw timedOut
+          ? `no answer within ${timeoutMs} ms`
+          : `no answer: ${(error && error.message) || String(error)}`;
+      },
+    );
+  } catch (error) {
+    return Promise.reject(`fetch threw: ${(error && error.message) || String(error)}`);
+  }
+}
+
+// Whether the browser took the body to send (it does even after the page is gone).
+export function guard_beacon(url, body) {
+  try {
+    return navigator.sendBeacon(url, new Blob([body], { type: "application/json" })) === true;
+  } catch (error) {
+    return false;
+  }
+}

@@ -1,0 +1,305 @@
+//! A telemetry sink that sends to an HTTP collector: OTLP/HTTP JSON logs posted
+//! to `/v1/logs` (see [`crate::telemetry::otlp`]), batched and retried by the
+//! [`Outbox`], flushed with `navigator.sendBeacon` when the page is hidden or
+//! unloads.
+//!
+//! Nothing it does blocks a frame or throws through WebAssembly: an error is
+//! only added to the outbox (no request is made from the net's call), requests
+//! go from a timer, one at a time, through a JavaScript half that never throws
+//! and always settles (`http.js`), and memory is bounded by the outbox.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use gloo_timers::callback::Timeout;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::telemetry::otlp::Resource;
+use crate::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
+use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
+use crate::web::listener::EventListener;
+
+#[wasm_bindgen(module = "/src/web/http.js")]
+extern "C" {
+    fn guard_post(
+        url: &str,
+        body: &str,
+        headers: &js_sys::Array,
+        keepalive: bool,
+        timeout_ms: u32,
+    ) -> js_sys::Promise;
+    fn guard_beacon(url: &str, body: &str) -> bool;
+}
+
+/// The largest body a `keepalive` request may carry (all of a page's together).
+const KEEPALIVE_QUOTA: usize = 64 * 1024;
+
+/// Sends telemetry to an HTTP collector (an OpenTelemetry Collector's
+/// `/v1/logs`, or anything that takes OTLP/HTTP JSON). Cheap to clone: clones
+/// share one outbox. Hand one to [`crate::web::ErrorNet::set_sink`].
+///
+/// The collector must answer the page's CORS preflight: allow its origin (with
+/// credentials, for the beacon), the `content-type` header and `POST`; expose
+/// `Retry-After` for it to be honoured.
+#[derive(Clone)]
+pub struct HttpSink {
+    inner: Rc<Shared>,
+}
+
+struct Shared {
+    url: String,
+    /// Extra request headers, as name, value, name, value… (a beacon carries
+    /// none: put a key in the URL's query if the collector needs one there).
+    headers: js_sys::Array,
+    outbox: RefCell<Outbox>,
+    timer: RefCell<Option<Timeout>>,
+    listeners: RefCell<Vec<EventListener>>,
+}
+
+impl std::fmt::Debug for HttpSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSink")
+            .field("url", &self.inner.url)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl HttpSink {
+    /// A sink posting to `url` with the default batching, for the application
+    /// `service_name` (the resource's `service.name`).
+    pub fn new(url: &str, service_name: &str) -> Self {
+        HttpSink::with_config(url, service_name, ExportConfig::default())
+    }
+
+    /// As [`Self::new`], batching and retrying as `config` says.
+    pub fn with_config(url: &str, service_name: &str, config: ExportConfig) -> Self {
+        let mut resource = Resource::new(service_name);
+        describe_the_browser(&mut resource);
+        let inner = Rc::new(Shared {
+            url: url.to_string(),
+            headers: js_sys::Array::new(),
+            outbox: RefCell::new(Outbox::new(config, resource)),
+            timer: RefCell::new(None),
+            listeners: RefCell::new(Vec::new()),
+        });
+        flush_when_the_page_goes(&inner);
+        HttpSink { inner }
+    }
+
+    /// Adds a header to every request (an API key); a beacon cannot carry it.
+    pub fn with_header(self, name: &str, value: &str) -> Self {
+        self.inner.headers.push(&name.into());
+        self.inner.headers.push(&value.into());
+        self
+    }
+
+    /// The outbox's counters: what was counted, delivered, beaconed, dropped,
+    /// what waits and what is in flight.
+    pub fn stats(&self) -> ExportStats {
+        self.inner
+            .outbox
+            .try_borrow()
+            .map(|outbox| outbox.stats())
+            .unwrap_or_default()
+    }
+
+    /// Names the adapter in the resource of the requests to come.
+    pub fn set_adapter(&self, adapter: &str) {
+        if let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() {
+            outbox.resource_mut().set("webgpu.adapter", adapter);
+        }
+    }
+
+    /// Sends what waits with `navigator.sendBeacon` now (what the sink does
+    /// itself when the page is hidden or unloads).
+    pub fn flush_with_beacon(&self) {
+        beacon_everything(&self.inner);
+    }
+
+    fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
+        let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
+            return Err("the HTTP sink was busy".into());
+        };
+        record(&mut outbox, js_sys::Date::now());
+        drop(outbox);
+        arm(&self.inner);
+        Ok(())
+    }
+}
+
+impl TelemetrySink for HttpSink {
+    fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
+        self.add(|outbox, now| {
+            outbox.add(
+                e.kind,
+                &e.label,
+                e.phase.as_deref(),
+                &e.message,
+                e.frame,
+                1,
+                now,
+            )
+        })
+    }
+
+    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+        self.add(|outbox, now| {
+            outbox.add(
+                held.kind,
+                held.label,
+                held.phase,
+                held.message,
+                held.frame,
+                held.count,
+                now,
+            )
+        })
+    }
+
+    fn adapter(&self, adapter: &str) {
+        self.set_adapter(adapter);
+    }
+}
+
+/// The engine and the browser, in the resource.
+fn describe_the_browser(resource: &mut Resource) {
+    let agent = web_sys::window()
+        .and_then(|w| w.navigator().user_agent().ok())
+        .unwrap_or_default();
+    let engine = if agent.contains("Firefox/") {
+        "wgpu (Gecko)"
+    } else if agent.contains("Chrome/") || agent.contains("Chromium/") {
+        "dawn (Chromium)"
+    } else if agent.contains("AppleWebKit/") {
+        "webkit"
+    } else {
+        "unknown"
+    };
+    resource.set("webgpu.engine", engine);
+    resource.set("user_agent.original", &agent);
+}
+
+/// Sets a timer for the next request unless one is set or none can go.
+fn arm(shared: &Rc<Shared>) {
+    let Ok(mut timer) = shared.timer.try_borrow_mut() else {
+        return;
+    };
+    if timer.is_some() {
+        return;
+    }
+    let Some(at) = shared
+        .outbox
+        .try_borrow()
+        .ok()
+        .and_then(|o| o.next_request_ms())
+    else {
+        return;
+    };
+    let delay = (at - js_sys::Date::now()).clamp(0.0, f64::from(i32::MAX)) as u32;
+    let weak = Rc::downgrade(shared);
+    *timer = Some(Timeout::new(delay, move || {
+        if let Some(shared) = weak.upgrade() {
+            // This timer has fired: the slot is free for the next one.
+            let fired = shared
+                .timer
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut t| t.take());
+            drop(fired);
+            post_next(&shared);
+        }
+    }));
+}
+
+/// Posts the next request if one is due; arms the timer again once it ends.
+fn post_next(shared: &Rc<Shared>) {
+    let now = js_sys::Date::now();
+    let (body, timeout_ms) = {
+        let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
+            return;
+        };
+        let timeout_ms = outbox.config().timeout_ms;
+        match outbox.take_request(now) {
+            Some(body) => (body, timeout_ms),
+            None => {
+                drop(outbox);
+                return arm(shared);
+            }
+        }
+    };
+    let keepalive = body.len() <= KEEPALIVE_QUOTA;
+    let promise = guard_post(&shared.url, &body, &shared.headers, keepalive, timeout_ms);
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    wasm_bindgen_futures::spawn_local(async move {
+        let outcome = crate::web::wait::settled(&promise).await;
+        let Some(shared) = weak.upgrade() else {
+            return;
+        };
+        let response = match outcome {
+            Ok(answer) => {
+                let answer: js_sys::Array = answer.unchecked_into();
+                Response::Status {
+                    status: answer.get(0).as_f64().unwrap_or(0.0) as u16,
+                    retry_after: answer.get(1).as_string(),
+                }
+            }
+            Err(reason) => Response::Failed(
+                reason
+                    .as_string()
+                    .unwrap_or_else(|| "no answer".to_string()),
+            ),
+        };
+        if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
+            outbox.finish(response, js_sys::Date::now());
+        }
+        arm(&shared);
+    });
+}
+
+/// Hands everything that waits to `navigator.sendBeacon`, one body at a time,
+/// until the browser refuses one (its quota is spent: the rest waits).
+fn beacon_everything(shared: &Rc<Shared>) {
+    let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
+        return;
+    };
+    while let Some(beacon) = outbox.take_beacon(js_sys::Date::now()) {
+        if guard_beacon(&shared.url, &beacon.body) {
+            outbox.beacon_sent(beacon);
+        } else {
+            outbox.beacon_refused(beacon);
+            break;
+        }
+    }
+}
+
+/// Beacons what waits when the page is hidden (the last moment a page is sure
+/// to see on a phone) and when it unloads.
+fn flush_when_the_page_goes(shared: &Rc<Shared>) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Some(document) = window.document() else {
+        return;
+    };
+    let weak = Rc::downgrade(shared);
+    let on_hidden = EventListener::new(&document, "visibilitychange", move |_| {
+        let hidden = web_sys::window()
+            .and_then(|w| w.document())
+            .is_some_and(|d| d.hidden());
+        if let (true, Some(shared)) = (hidden, weak.upgrade()) {
+            beacon_everything(&shared);
+        }
+    });
+    let weak = Rc::downgrade(shared);
+    let on_pagehide = EventListener::new(&window, "pagehide", move |_| {
+        if let Some(shared) = weak.upgrade() {
+            beacon_everything(&shared);
+        }
+    });
+    if let Ok(mut listeners) = shared.listeners.try_borrow_mut() {
+        listeners.push(on_hidden);
+        listeners.push(on_pagehide);
+    }
+}
