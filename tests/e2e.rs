@@ -1303,6 +1303,16 @@ impl Session {
         }
         Ok(most)
     }
+
+    /// [`Self::max_lines_in_a_second`] on Chromium; 0 on Firefox, whose console
+    /// reaches the test in batches, without times.
+    async fn max_lines_in_a_second_on_chromium(&self) -> WebDriverResult<usize> {
+        if self.browser == Browser::Chromium {
+            self.max_lines_in_a_second().await
+        } else {
+            Ok(0)
+        }
+    }
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -1366,6 +1376,8 @@ async fn soak_of_random_faults_loses_nothing(browser: Browser) -> TestResult {
     let mut tally: std::collections::BTreeMap<String, u32> = Default::default();
     let mut fallbacks: std::collections::BTreeMap<String, u32> = Default::default();
     let mut degraded = 0;
+    let mut most_console_lines = 0;
+    let mut halfway = None;
     for step in 0..count {
         let injection = plan.next_injection();
         let crash = browser == Browser::Chromium && step % 7 == 3;
@@ -1461,17 +1473,42 @@ async fn soak_of_random_faults_loses_nothing(browser: Browser) -> TestResult {
         assert_eq!(balanced, true, "{at}: the scope stack is not balanced");
         let errors = s.page_errors().await?;
         assert!(errors.is_empty(), "{at}: page errors {errors:?}");
+        if step + 1 == count / 2 {
+            // Reading the memory lets the console's lines go: count them first.
+            most_console_lines = s.max_lines_in_a_second_on_chromium().await?;
+            halfway = Some(s.memory().await?);
+        }
     }
     // What the library wrote, by its own clock; on Chromium also by the page's
     // console (Firefox's console reaches the test in batches, without times).
     let written = num(&s.status().await?, "maxLinesInASecond") as usize;
-    let most = if browser == Browser::Chromium {
-        s.max_lines_in_a_second().await?.max(written)
-    } else {
-        written
+    let most = s
+        .max_lines_in_a_second_on_chromium()
+        .await?
+        .max(most_console_lines)
+        .max(written);
+    let end = s.memory().await?;
+    let second_half = u64::from(count - count / 2).max(1) as f64;
+    let memory = match halfway {
+        Some(halfway) => {
+            let heap = match (halfway.js_heap, end.js_heap) {
+                (Some(a), Some(b)) => format!("{:.0} B", (b - a) / second_half),
+                _ => "not exposed".to_string(),
+            };
+            assert!(
+                end.wasm - halfway.wasm <= 65536.0,
+                "the wasm memory grew by {} B over the second half of the faults",
+                end.wasm - halfway.wasm
+            );
+            format!(
+                "per fault over the second half: wasm memory {:.0} B, JavaScript heap {heap}",
+                (end.wasm - halfway.wasm) / second_half
+            )
+        }
+        None => "too few faults to measure the memory".to_string(),
     };
     eprintln!(
-        "soak on {}: seed {seed}, {count} faults {tally:?}; fallbacks restarted {fallbacks:?}; ladder degraded {degraded}; at most {most} lines in a second",
+        "soak on {}: seed {seed}, {count} faults {tally:?}; fallbacks restarted {fallbacks:?}; ladder degraded {degraded}; at most {most} lines in a second; {memory}",
         browser.name()
     );
     assert!(most <= 6, "{most} library lines in one second");
@@ -1602,11 +1639,15 @@ impl Session {
     }
 }
 
+/// The most the JavaScript heap may grow per recovery from the 100th to the
+/// 200th, in bytes.
+const HEAP_BOUND_PER_RECOVERY: f64 = 512.0;
+
 on_both!(two_hundred_recoveries_leave_the_memory_where_it_was);
 async fn two_hundred_recoveries_leave_the_memory_where_it_was(browser: Browser) -> TestResult {
     let total = env_number("RECOVERIES", 200).max(4);
     let half = total / 2;
-    let s = session(browser, Flags::WebGpu).await?;
+    let s = session(browser, Flags::WebGpuSteadyHeap).await?;
     s.open("?still").await?;
     let base = s.wait_running(1).await?;
     let mut marks: Vec<(u64, Memory)> = vec![(0, s.memory().await?)];
@@ -1630,19 +1671,27 @@ async fn two_hundred_recoveries_leave_the_memory_where_it_was(browser: Browser) 
         "{}: wasm memory {wasm_per:.0} B per recovery from {half} to {total}",
         browser.name()
     );
+    // Linear memory grows in 64 KiB pages: at most one page over the second half.
+    assert!(
+        end.wasm - middle.wasm <= 65536.0,
+        "wasm memory grew {wasm_per:.0} B per recovery"
+    );
     if let (Some(a), Some(b)) = (middle.js_heap, end.js_heap) {
         let heap_per = per(a, b);
         eprintln!(
             "{}: JavaScript heap {heap_per:.0} B per recovery from {half} to {total}",
             browser.name()
         );
+        // What remains is the engine warming up (compiled code, feedback), and it
+        // decays: measured 275 B per recovery from 100 to 200 and 102 B from 200
+        // to 400 on Chromium. One JavaScript string of 600 characters kept per
+        // recovery fails this bound (seen failing); the seeds' plain JavaScript
+        // recovery keeps 490 B per recovery in the console's lines.
+        assert!(
+            heap_per <= HEAP_BOUND_PER_RECOVERY,
+            "the JavaScript heap grew {heap_per:.0} B per recovery from {half} to {total}"
+        );
     }
-    // Linear memory grows in 64 KiB pages: at most one page over the second half.
-    // The JavaScript heap is printed, not yet bounded: its growth is not yet fixed.
-    assert!(
-        end.wasm - middle.wasm <= 65536.0,
-        "wasm memory grew {wasm_per:.0} B per recovery"
-    );
     s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())

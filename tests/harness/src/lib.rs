@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 
+pub mod collector;
+
 /// The workspace root (this crate lives in `tests/harness`).
 pub fn root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -380,6 +382,10 @@ pub enum Flags {
     WebGpu,
     /// Plus many GPU-process crashes allowed in a row (Chromium).
     WebGpuCrashes,
+    /// WebGPU on, with a JavaScript heap that measures what a page keeps
+    /// (Chromium: V8 never flushes compiled code, so that the heap does not
+    /// shrink as old code goes and hide what grows; Firefox: as `WebGpu`).
+    WebGpuSteadyHeap,
     /// WebGPU on, with a device pixel ratio of 2 (Chromium:
     /// `--force-device-scale-factor=2`; Firefox: `layout.css.devPixelsPerPx`).
     WebGpuRatio2,
@@ -497,6 +503,9 @@ async fn launch_chromium(
     }
     if flags == Flags::WebGpuRatio2 {
         args.push("--force-device-scale-factor=2".into());
+    }
+    if flags == Flags::WebGpuSteadyHeap {
+        args.push("--js-flags=--no-flush-bytecode --no-flush-baseline-code".into());
     }
     if flags == Flags::WebGpuCrashes {
         args.push("--disable-domain-blocking-for-3d-apis".into());
