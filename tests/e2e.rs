@@ -1696,3 +1696,323 @@ async fn two_hundred_recoveries_leave_the_memory_where_it_was(browser: Browser) 
     s.quit().await?;
     Ok(())
 }
+
+impl Session {
+    /// The demo's `gpuTelemetry()`: the HTTP sink's counters.
+    async fn telemetry(&self) -> WebDriverResult<Value> {
+        self.eval("return window.gpuTelemetry ? window.gpuTelemetry() : null")
+            .await
+    }
+
+    /// Waits until the HTTP sink holds nothing (nothing pending, nothing in
+    /// flight); returns its counters.
+    async fn telemetry_settled(&self, secs: u64) -> WebDriverResult<Value> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let t = self.telemetry().await?;
+            if num(&t, "pending") == 0 && num(&t, "inFlight") == 0 {
+                return Ok(t);
+            }
+            assert!(Instant::now() < deadline, "telemetry never settled: {t}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until the sink's counter `key` reaches `at_least`.
+    async fn telemetry_reaches(
+        &self,
+        key: &str,
+        at_least: u64,
+        secs: u64,
+    ) -> WebDriverResult<Value> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let t = self.telemetry().await?;
+            if num(&t, key) >= at_least {
+                return Ok(t);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{key} never reached {at_least}: {t}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// What the net counted for telemetry: events sent to the sinks and errors
+    /// the limiter held back (each reaches the HTTP sink once).
+    async fn telemetry_counted_by_the_net(&self) -> WebDriverResult<u64> {
+        let st = self.status().await?;
+        Ok(num(&st, "telemetrySent") + num(&st, "telemetryHeldBack"))
+    }
+}
+
+/// Checks every accepted body is OTLP/HTTP JSON logs naming the demo, the
+/// library, the engine and the adapter, each record with its kind, label and
+/// count; returns the errors they carry.
+fn errors_accepted(
+    browser: Browser,
+    received: &[webgpu_guard_harness::collector::Received],
+) -> u64 {
+    use webgpu_guard_harness::collector::{errors_in, int_attribute, string_attribute};
+    let mut total = 0;
+    for request in received.iter().filter(|r| r.accepted()) {
+        let decoded = request.decoded();
+        for logs in &decoded.resource_logs {
+            let resource = &logs.resource.as_ref().expect("a resource").attributes;
+            assert_eq!(
+                string_attribute(resource, "service.name"),
+                Some("webgpu-guard-demo")
+            );
+            assert_eq!(
+                string_attribute(resource, "telemetry.sdk.name"),
+                Some("webgpu-guard")
+            );
+            let engine = string_attribute(resource, "webgpu.engine").unwrap_or("");
+            let expected = if browser == Browser::Firefox {
+                "wgpu"
+            } else {
+                "dawn"
+            };
+            assert!(engine.starts_with(expected), "engine {engine}");
+            assert!(
+                string_attribute(resource, "webgpu.adapter").is_some_and(|a| !a.is_empty()),
+                "no adapter in {}",
+                request.body
+            );
+            for record in logs.scope_logs.iter().flat_map(|s| &s.log_records) {
+                assert!(record.severity_number >= 13, "{record:?}");
+                assert!(record.time_unix_nano > 0, "{record:?}");
+                assert!(string_attribute(&record.attributes, "webgpu.error.kind").is_some());
+                assert!(string_attribute(&record.attributes, "webgpu.object.label").is_some());
+                let count = int_attribute(&record.attributes, "webgpu.error.count").unwrap_or(0);
+                assert!(count >= 1, "{record:?}");
+            }
+        }
+        total += errors_in(&decoded);
+    }
+    total
+}
+
+on_both!(telemetry_reaches_a_collector_batched_through_a_storm);
+/// A storm of 1000 errors a second for 10 s, sent to a real collector on
+/// 127.0.0.1 (OTLP/HTTP JSON logs decoded with `opentelemetry-proto`): at most
+/// one request a second, and the counts received add up to what the net counted,
+/// less what the sink says it dropped. An error whose label and phase carry a
+/// token in a URL and an e-mail address reaches the collector without them.
+async fn telemetry_reaches_a_collector_batched_through_a_storm(browser: Browser) -> TestResult {
+    let collector = webgpu_guard_harness::collector::Collector::start();
+    let s = session(browser, Flags::WebGpu).await?;
+    let interval_ms = 1000;
+    s.open(&format!(
+        "?still&telemetry={}&telemetryInterval={interval_ms}",
+        collector.url()
+    ))
+    .await?;
+    s.wait_running(1).await?;
+    assert_eq!(
+        s.eval("return window.gpuFault('secret')").await?,
+        true
+    );
+    s.telemetry_reaches("delivered", 1, 20).await?;
+    let started = Instant::now();
+    let answer = s
+        .eval("return String(window.gpuInject('storm:1000:10000'))")
+        .await?;
+    assert_eq!(answer, "true");
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    let t = s.telemetry_settled(20).await?;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let received = collector.received();
+    let during = received.iter().filter(|r| r.at >= started).count() as u64;
+    eprintln!(
+        "{}: {} errors counted, {} requests ({during} from the storm's start, over {elapsed_ms} ms), {} preflights; sink {t}",
+        browser.name(),
+        num(&t, "counted"),
+        received.len(),
+        collector.preflights()
+    );
+    assert!(
+        during <= elapsed_ms / interval_ms + 1,
+        "{during} requests in {elapsed_ms} ms, more than one per {interval_ms} ms"
+    );
+    assert!(
+        num(&t, "counted") >= 9_000,
+        "the storm was not counted: {t}"
+    );
+    let accepted = errors_accepted(browser, &received);
+    assert_eq!(
+        accepted,
+        num(&t, "delivered"),
+        "what the collector took, as the sink says"
+    );
+    assert_eq!(
+        num(&t, "counted"),
+        accepted + num(&t, "dropped") + num(&t, "beaconed"),
+        "every error counted is received or said dropped: {t}"
+    );
+    assert_eq!(num(&t, "counted"), s.telemetry_counted_by_the_net().await?);
+    // The secret error arrived, without its secrets.
+    let bodies: String = received.iter().map(|r| r.body.as_str()).collect();
+    assert!(
+        bodies.contains("upload for …"),
+        "the secret error never arrived"
+    );
+    for secret in ["s3cr3t", "t0ken", "token=", "ana@", "example.com"] {
+        assert!(!bodies.contains(secret), "{secret} reached the collector");
+    }
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
+on_both!(telemetry_rides_out_a_collector_that_refuses_fails_or_is_slow);
+/// The collector refuses connections, then answers 500, then 429 with
+/// `Retry-After: 3`, then answers after 5 s, then accepts: no exception in the
+/// page, retries back off (doubling to the cap of 2 s; the server's 3 s
+/// honoured), frames go on while a request waits, and the first success carries
+/// what was held: everything counted is received, nothing dropped.
+async fn telemetry_rides_out_a_collector_that_refuses_fails_or_is_slow(
+    browser: Browser,
+) -> TestResult {
+    use webgpu_guard_harness::collector::{Collector, Mode};
+    let collector = Collector::start();
+    collector.set_mode(Mode::Refuse);
+    let s = session(browser, Flags::WebGpu).await?;
+    s.open(&format!(
+        "?still&telemetry={}&telemetryInterval=250&telemetryRetryCap=2000",
+        collector.url()
+    ))
+    .await?;
+    s.wait_running(1).await?;
+    let fault = "return window.gpuFault('validation')";
+    s.eval(fault).await?;
+    let t = s.telemetry_reaches("failedRequests", 3, 30).await?;
+    assert!(collector.received().is_empty());
+    assert!(
+        t["lastFailure"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("no answer")),
+        "{t}"
+    );
+
+    collector.set_mode(Mode::Status(500, None));
+    s.eval(fault).await?;
+    let failed = num(&t, "failedRequests");
+    s.telemetry_reaches("failedRequests", failed + 3, 30)
+        .await?;
+    let answered: Vec<Instant> = collector.received().iter().map(|r| r.at).collect();
+    for pair in answered.windows(2) {
+        let gap = pair[1].duration_since(pair[0]);
+        // At the cap by now: 2 s, far more than the 250 ms interval.
+        assert!(gap >= Duration::from_millis(1_500), "retried after {gap:?}");
+    }
+
+    collector.set_mode(Mode::Status(429, Some("3".into())));
+    let before = collector.received().len();
+    let t = s.telemetry_reaches("retryAfterHonoured", 2, 30).await?;
+    let asked: Vec<Instant> = collector.received()[before..]
+        .iter()
+        .filter(|r| r.status == 429)
+        .map(|r| r.at)
+        .collect();
+    assert!(asked.len() >= 2, "{t}");
+    let gap = asked[1].duration_since(asked[0]);
+    assert!(
+        gap >= Duration::from_millis(2_800),
+        "Retry-After 3 s not honoured: {gap:?}"
+    );
+
+    collector.set_mode(Mode::Slow(Duration::from_secs(5)));
+    let before = collector.received().len();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while collector.received().len() == before {
+        assert!(
+            Instant::now() < deadline,
+            "no request reached the slow collector"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The request waits for its answer: frames go on, errors are still taken.
+    let frames = num(&s.status().await?, "frames");
+    s.eval(fault).await?;
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    let st = s.status().await?;
+    assert!(
+        num(&st, "frames") >= frames + 10,
+        "frames stopped while a request waited: {st}"
+    );
+    assert!(
+        num(&s.telemetry().await?, "inFlight") > 0,
+        "the slow request is in flight"
+    );
+
+    collector.set_mode(Mode::Accept);
+    let t = s.telemetry_settled(30).await?;
+    let received = collector.received();
+    eprintln!(
+        "{}: {} requests ({} accepted); sink {t}",
+        browser.name(),
+        received.len(),
+        received.iter().filter(|r| r.accepted()).count()
+    );
+    assert_eq!(num(&t, "dropped"), 0, "{t}");
+    let accepted = errors_accepted(browser, &received);
+    assert_eq!(accepted, num(&t, "counted"), "what was held arrived: {t}");
+    assert_eq!(num(&t, "counted"), s.telemetry_counted_by_the_net().await?);
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
+on_both!(a_page_hidden_during_a_storm_beacons_what_waits);
+/// With a minute between requests, errors of a storm wait in the sink; the page
+/// hidden (another tab in front) hands them to `navigator.sendBeacon`, and the
+/// collector receives exactly what waited.
+async fn a_page_hidden_during_a_storm_beacons_what_waits(browser: Browser) -> TestResult {
+    let collector = webgpu_guard_harness::collector::Collector::start();
+    let s = session(browser, Flags::WebGpu).await?;
+    s.open(&format!(
+        "?still&telemetry={}&telemetryInterval=60000",
+        collector.url()
+    ))
+    .await?;
+    s.wait_running(1).await?;
+    // The first request goes at once; the next may go a minute later.
+    s.eval("return window.gpuFault('validation')").await?;
+    s.telemetry_reaches("delivered", 1, 20).await?;
+    s.eval("window.__hidden = 0; document.addEventListener('visibilitychange', () => { if (document.hidden) window.__hidden++; }); return String(window.gpuInject('storm:1000:1500'))")
+        .await?;
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    let t = s.telemetry().await?;
+    let waiting = num(&t, "pending");
+    assert!(waiting >= 1_000, "the storm's errors should wait: {t}");
+    let page = s.driver.window().await?;
+    let other = s.driver.new_tab().await?;
+    s.driver.switch_to_window(other).await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let beacon = loop {
+        let received = collector.received();
+        if received.len() >= 2 {
+            break received[1].clone();
+        }
+        assert!(Instant::now() < deadline, "no beacon arrived");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    s.driver.switch_to_window(page).await?;
+    let t = s.telemetry().await?;
+    let hidden = s.eval("return window.__hidden").await?;
+    eprintln!(
+        "{}: beacon after the page was hidden {hidden} time(s); sink {t}",
+        browser.name()
+    );
+    assert_eq!(
+        webgpu_guard_harness::collector::errors_in(&beacon.decoded()),
+        waiting
+    );
+    assert_eq!(num(&t, "beaconed"), waiting);
+    assert_eq!(num(&t, "beacons"), 1);
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}

@@ -9,11 +9,12 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, GpuTextureFormat, HtmlCanvasElement, HtmlElement};
 use webgpu_guard::payload::Payload;
 use webgpu_guard::supervisor::Fallback;
-use webgpu_guard::usage::TextureUsages;
+use webgpu_guard::telemetry::outbox::{ExportConfig, ExportStats};
+use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
 use webgpu_guard::web::js::describe;
 use webgpu_guard::web::runtime::{RuntimeOptions, Status};
-use webgpu_guard::web::{log, DiagnosticsLevel, EventListener, Runtime, TextureSpec};
+use webgpu_guard::web::{log, DiagnosticsLevel, EventListener, HttpSink, Runtime, TextureSpec};
 
 use crate::camera::{Gesture, GestureStep};
 use crate::console_args::{self, Arg};
@@ -93,6 +94,16 @@ fn status_object(status: &Status, app: &DemoApp) -> js_sys::Object {
         (status.net.held_by_listener as f64).into(),
     );
     set(&o, "sinkFailures", (status.net.sink_failures as f64).into());
+    set(
+        &o,
+        "telemetrySent",
+        (status.net.telemetry_sent as f64).into(),
+    );
+    set(
+        &o,
+        "telemetryHeldBack",
+        (status.net.telemetry_held_back as f64).into(),
+    );
     set(
         &o,
         "maxLinesInASecond",
@@ -303,10 +314,54 @@ pub async fn run() {
     }
     runtime.on_fallback(|fallback: &Fallback| show_fallback(fallback.code(), &fallback.message()));
 
+    // `?telemetry=URL`: errors also go to an OpenTelemetry collector as
+    // OTLP/HTTP JSON logs (`&telemetryInterval=MS`: at most one request so often;
+    // `&telemetryRetryCap=MS`: the longest retry delay).
+    if let Some(url) = get("telemetry") {
+        let mut config = ExportConfig::default();
+        if let Some(ms) = get("telemetryInterval").and_then(|v| v.parse::<u32>().ok()) {
+            config.interval_ms = ms.max(1);
+        }
+        if let Some(ms) = get("telemetryRetryCap").and_then(|v| v.parse::<u32>().ok()) {
+            config.retry_cap_ms = ms;
+        }
+        install_telemetry(
+            &runtime,
+            HttpSink::with_config(&url, "webgpu-guard-demo", config),
+        );
+    }
     install_console_api(&runtime);
     install_input(&canvas, &app);
     install_hud(&runtime);
     runtime.start();
+}
+
+/// Sends the net's telemetry to `sink` too, and exposes its counters as
+/// `gpuTelemetry()`.
+fn install_telemetry(runtime: &Runtime<DemoApp>, sink: HttpSink) {
+    runtime.net().set_sink(Box::new(sink.clone()));
+    let stats = Closure::<dyn Fn() -> JsValue>::new(move || telemetry_object(&sink.stats()).into());
+    expose("gpuTelemetry", stats.as_ref().unchecked_ref());
+    stats.forget();
+}
+
+fn telemetry_object(stats: &ExportStats) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    let count = |n: u64| JsValue::from(n as f64);
+    set(&o, "counted", count(stats.counted));
+    set(&o, "delivered", count(stats.delivered));
+    set(&o, "beaconed", count(stats.beaconed));
+    set(&o, "dropped", count(stats.dropped));
+    set(&o, "rejected", count(stats.rejected));
+    set(&o, "pending", count(stats.pending));
+    set(&o, "inFlight", count(stats.in_flight));
+    set(&o, "requests", count(stats.requests));
+    set(&o, "failedRequests", count(stats.failed_requests));
+    set(&o, "beacons", count(stats.beacons));
+    set(&o, "retryAfterHonoured", count(stats.retry_after_honoured));
+    set(&o, "lastStatus", stats.last_status.map(f64::from).into());
+    set(&o, "lastFailure", stats.last_failure.clone().into());
+    o
 }
 
 fn install_console_api(runtime: &Runtime<DemoApp>) {
@@ -461,7 +516,12 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
 }
 
 /// What `gpuFault` accepts.
-const FAULT_KINDS: [&str; 5] = ["validation", "storm", "stop", "shader", "oom"];
+const FAULT_KINDS: [&str; 6] = ["validation", "storm", "stop", "shader", "oom", "secret"];
+
+/// The label and phase of `gpuFault("secret")`: what an application must never
+/// send anywhere (a token in a URL, an address), on an object that fails.
+const SECRET_LABEL: &str = "avatar https://cdn.example.com/u?token=s3cr3t-t0ken";
+const SECRET_PHASE: &str = "upload for ana@example.com";
 
 /// A console argument, reduced to what the checks need.
 fn arg(value: &JsValue) -> Arg {
@@ -534,6 +594,24 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
                 return JsValue::from_str("no running device");
             }
         }
+        "secret" => {
+            let Some(device) = runtime.with_live(|gpu, _| gpu.device.clone()) else {
+                return JsValue::from_str("no running device");
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                // MAP_READ with MAP_WRITE is invalid: a validation error on the
+                // labelled buffer, caught by the phase and reported.
+                let _ = device
+                    .phase(SECRET_PHASE, || {
+                        device.create_buffer(
+                            SECRET_LABEL,
+                            16,
+                            BufferUsages::MAP_READ | BufferUsages::MAP_WRITE,
+                        )
+                    })
+                    .await;
+            });
+        }
         "shader" => {
             let Some(device) = runtime.with_live(|gpu, _| gpu.device.clone()) else {
                 return JsValue::from_str("no running device");
@@ -556,7 +634,7 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
         }
         other => {
             return JsValue::from_str(&format!(
-                "unknown fault \"{other}\": use validation, storm, stop, shader or oom"
+                "unknown fault \"{other}\": use validation, storm, stop, shader, oom or secret"
             ))
         }
     }
