@@ -1810,10 +1810,7 @@ async fn telemetry_reaches_a_collector_batched_through_a_storm(browser: Browser)
     ))
     .await?;
     s.wait_running(1).await?;
-    assert_eq!(
-        s.eval("return window.gpuFault('secret')").await?,
-        true
-    );
+    assert_eq!(s.eval("return window.gpuFault('secret')").await?, true);
     s.telemetry_reaches("delivered", 1, 20).await?;
     let started = Instant::now();
     let answer = s

@@ -8,7 +8,7 @@
 //! go from a timer, one at a time, through a JavaScript half that never throws
 //! and always settles (`http.js`), and memory is bounded by the outbox.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
@@ -18,6 +18,7 @@ use wasm_bindgen::JsCast;
 use crate::telemetry::otlp::Resource;
 use crate::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
 use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
+use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
 
 #[wasm_bindgen(module = "/src/web/http.js")]
@@ -55,6 +56,18 @@ struct Shared {
     outbox: RefCell<Outbox>,
     timer: RefCell<Option<Timeout>>,
     listeners: RefCell<Vec<EventListener>>,
+    /// Time spent in the sink's own code (adding, encoding, posting), in ms.
+    busy_ms: Cell<f64>,
+}
+
+impl Shared {
+    /// Runs `work`, adding the time it took to the sink's busy time.
+    fn timed<T>(&self, work: impl FnOnce() -> T) -> T {
+        let started = now_ms();
+        let out = work();
+        self.busy_ms.set(self.busy_ms.get() + (now_ms() - started));
+        out
+    }
 }
 
 impl std::fmt::Debug for HttpSink {
@@ -83,6 +96,7 @@ impl HttpSink {
             outbox: RefCell::new(Outbox::new(config, resource)),
             timer: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
+            busy_ms: Cell::new(0.0),
         });
         flush_when_the_page_goes(&inner);
         HttpSink { inner }
@@ -105,6 +119,13 @@ impl HttpSink {
             .unwrap_or_default()
     }
 
+    /// The time spent in the sink's own code so far (taking errors, encoding
+    /// and posting requests, beacons), in milliseconds: its cost, apart from the
+    /// browser's network work.
+    pub fn busy_ms(&self) -> f64 {
+        self.inner.busy_ms.get()
+    }
+
     /// Names the adapter in the resource of the requests to come.
     pub fn set_adapter(&self, adapter: &str) {
         if let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() {
@@ -115,17 +136,19 @@ impl HttpSink {
     /// Sends what waits with `navigator.sendBeacon` now (what the sink does
     /// itself when the page is hidden or unloads).
     pub fn flush_with_beacon(&self) {
-        beacon_everything(&self.inner);
+        self.inner.timed(|| beacon_everything(&self.inner));
     }
 
     fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
-        let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
-            return Err("the HTTP sink was busy".into());
-        };
-        record(&mut outbox, js_sys::Date::now());
-        drop(outbox);
-        arm(&self.inner);
-        Ok(())
+        self.inner.timed(|| {
+            let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
+                return Err("the HTTP sink was busy".into());
+            };
+            record(&mut outbox, js_sys::Date::now());
+            drop(outbox);
+            arm(&self.inner);
+            Ok(())
+        })
     }
 }
 
@@ -208,7 +231,7 @@ fn arm(shared: &Rc<Shared>) {
                 .ok()
                 .and_then(|mut t| t.take());
             drop(fired);
-            post_next(&shared);
+            shared.timed(|| post_next(&shared));
         }
     }));
 }
@@ -251,10 +274,12 @@ fn post_next(shared: &Rc<Shared>) {
                     .unwrap_or_else(|| "no answer".to_string()),
             ),
         };
-        if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
-            outbox.finish(response, js_sys::Date::now());
-        }
-        arm(&shared);
+        shared.timed(|| {
+            if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
+                outbox.finish(response, js_sys::Date::now());
+            }
+            arm(&shared);
+        });
     });
 }
 
@@ -289,13 +314,13 @@ fn flush_when_the_page_goes(shared: &Rc<Shared>) {
             .and_then(|w| w.document())
             .is_some_and(|d| d.hidden());
         if let (true, Some(shared)) = (hidden, weak.upgrade()) {
-            beacon_everything(&shared);
+            shared.timed(|| beacon_everything(&shared));
         }
     });
     let weak = Rc::downgrade(shared);
     let on_pagehide = EventListener::new(&window, "pagehide", move |_| {
         if let Some(shared) = weak.upgrade() {
-            beacon_everything(&shared);
+            shared.timed(|| beacon_everything(&shared));
         }
     });
     if let Ok(mut listeners) = shared.listeners.try_borrow_mut() {

@@ -358,7 +358,21 @@ async fn recovery_figures() -> Result<String, String> {
     // The storm on the demo's scene: 3 s clean, then 3 s of 1000 uncaptured
     // errors a second (the injector's timer), the default level.
     let mut storm_rows = Vec::new();
-    for (name, rate) in [("clean", 0u32), ("storm", 1000)] {
+    // `?collector=URL`: a third run with the HTTP sink sending to it.
+    let collector = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|search| search.strip_prefix("?collector=").map(str::to_string));
+    for (name, rate) in [("clean", 0u32), ("storm", 1000), ("storm+http", 1000)] {
+        let sink = match (name, &collector) {
+            ("storm+http", None) => continue,
+            ("storm+http", Some(url)) => {
+                let sink = webgpu_guard::web::HttpSink::new(url, "webgpu-guard-bench");
+                runtime.net().set_sink(Box::new(sink.clone()));
+                Some(sink)
+            }
+            _ => None,
+        };
+        let busy_before = sink.as_ref().map_or(0.0, |s| s.busy_ms());
         progress(&format!("storm on the scene: {name}"));
         if rate > 0 {
             runtime
@@ -382,11 +396,15 @@ async fn recovery_figures() -> Result<String, String> {
         let frame_ms = (after.frame_ms_total - before.frame_ms_total) / frames;
         let errors = (stats.validation - stats_before.validation) as f64;
         let handler_ms = (stats.handler_us - stats_before.handler_us) as f64 / 1000.0;
+        // The sink's own time (taking errors, encoding, posting) over the run.
+        let sink_ms = sink.as_ref().map_or(0.0, |s| s.busy_ms() - busy_before);
+        let requests = sink.as_ref().map_or(0, |s| s.stats().requests);
         storm_rows.push(format!(
-            "{{\"name\": {name:?}, \"frame_main_thread_ms\": {:.4}, \"handler_ms_per_frame\": {:.4}, \"handler_us_per_error\": {:.2}, \"frame_interval_ms\": {:.2}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"max_lines_in_a_second\": {}}}",
+            "{{\"name\": {name:?}, \"frame_main_thread_ms\": {:.4}, \"handler_ms_per_frame\": {:.4}, \"handler_us_per_error\": {:.2}, \"sink_us_per_error\": {:.3}, \"sink_requests\": {requests}, \"frame_interval_ms\": {:.2}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"max_lines_in_a_second\": {}}}",
             frame_ms,
             handler_ms / frames,
             if errors > 0.0 { handler_ms * 1000.0 / errors } else { 0.0 },
+            if errors > 0.0 { sink_ms * 1000.0 / errors } else { 0.0 },
             seconds * 1000.0 / frames,
             errors / seconds,
             (stats.logged - stats_before.logged) as f64 / seconds,

@@ -77,11 +77,13 @@ async fn run_page(browser: Browser, root: &Path) -> Result<Value, Box<dyn std::e
     let server = Server::start_isolated(bench_dist.clone());
     let profile = new_profile();
     let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
+    // The storm's third run sends to a collector on 127.0.0.1.
+    let collector = webgpu_guard_harness::collector::Collector::start();
     let page = match std::env::var("BENCH_ONLY").as_deref() {
-        Ok("startup") => "index.html#startup",
-        _ => "index.html",
+        Ok("startup") => "index.html#startup".to_string(),
+        _ => format!("index.html?collector={}", collector.url()),
     };
-    driver.goto(server.url(page)).await?;
+    driver.goto(server.url(&page)).await?;
     let deadline = Instant::now() + Duration::from_secs(900);
     let mut last_progress = String::new();
     let results: Value = loop {
@@ -491,11 +493,12 @@ fn report(results: &Value) {
         .unwrap_or_default();
     println!("\nStorm of uncaptured errors on the demo's scene (3 s each, default level):");
     println!(
-        "  {:<7} {:>14} {:>16} {:>13} {:>10} {:>9} {:>8} {:>13}",
+        "  {:<10} {:>14} {:>16} {:>13} {:>14} {:>10} {:>9} {:>8} {:>13}",
         "run",
         "frame main ms",
         "handler ms/frame",
         "us per error",
+        "sink us/error",
         "interval",
         "errors/s",
         "lines/s",
@@ -503,11 +506,12 @@ fn report(results: &Value) {
     );
     for r in &storm {
         println!(
-            "  {:<7} {:>14.4} {:>16.4} {:>13.2} {:>10.2} {:>9.1} {:>8.2} {:>13}",
+            "  {:<10} {:>14.4} {:>16.4} {:>13.2} {:>14.3} {:>10.2} {:>9.1} {:>8.2} {:>13}",
             r["name"].as_str().unwrap_or("?"),
             f(&r["frame_main_thread_ms"]),
             f(&r["handler_ms_per_frame"]),
             f(&r["handler_us_per_error"]),
+            f(&r["sink_us_per_error"]),
             f(&r["frame_interval_ms"]),
             f(&r["errors_per_s"]),
             f(&r["lines_per_s"]),
