@@ -114,10 +114,11 @@ pub use fault::{CallSite, Fault, FaultKind, Origin};
 #[cfg(target_arch = "wasm32")]
 pub mod prelude {
     pub use crate::fault::{Fault, FaultKind};
+    pub use crate::frame_sampling::FrameSampling;
     pub use crate::supervisor::Fallback;
     pub use crate::usage::{BufferUsages, ShaderStages, TextureUsages};
     pub use crate::web::{
-        nullable, App, DiagnosticsLevel, FrameInfo, GpuContext, GuardedDevice, Runtime,
-        RuntimeOptions, Tracked, WeakRuntime,
+        nullable, App, Binding, DiagnosticsLevel, FrameInfo, GpuContext, GuardedDevice, HttpSink,
+        Runtime, RuntimeOptions, SamplerSpec, TextureSpec, Tracked, WeakRuntime,
     };
 }
