@@ -2391,3 +2391,41 @@ async fn a_per_call_creation_whose_closure_throws_through_wasm_leaves_the_stack_
     settle().await;
     assert_stack_balanced(&d).await;
 }
+
+/// An HTTP sink refuses a URL it could never send to, naming it and why; one
+/// whose collector cannot be reached takes every error without a throw, fails
+/// its requests with the reason, and keeps what it holds (nothing dropped).
+#[wasm_bindgen_test]
+async fn an_http_sink_refuses_a_bad_url_and_holds_what_it_cannot_send() {
+    use webgpu_guard::telemetry::outbox::ExportConfig;
+    use webgpu_guard::web::HttpSink;
+    for (url, why) in [
+        ("http://", "not a URL"),
+        ("ftp://example.com/v1/logs", "the scheme is ftp:"),
+    ] {
+        let refused = HttpSink::new(url, "test").unwrap_err();
+        assert!(refused.contains(url) && refused.contains(why), "{refused}");
+    }
+    // Port 9 of loopback: fetch refuses it (a "bad port") or nothing listens.
+    let config = ExportConfig {
+        interval_ms: 50,
+        retry_cap_ms: 100,
+        ..ExportConfig::default()
+    };
+    let sink = HttpSink::with_config("http://127.0.0.1:9/v1/logs", "test", config).unwrap();
+    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    net.set_sink(Box::new(sink.clone()));
+    for i in 0..30 {
+        net.report_ref(
+            &Fault::new(FaultKind::Validation, format!("bad {i}")).on_object("vertices"),
+        );
+    }
+    wait_until("two failed requests", || sink.stats().failed_requests >= 2).await;
+    let stats = sink.stats();
+    assert_eq!(stats.counted, 30, "{stats:?}");
+    assert_eq!(stats.pending + stats.in_flight, 30, "{stats:?}");
+    assert_eq!((stats.dropped, stats.delivered), (0, 0), "{stats:?}");
+    let failure = stats.last_failure.unwrap_or_default();
+    assert!(failure.starts_with("no answer"), "{failure}");
+    assert_eq!(net.stats().sink_failures, 0);
+}

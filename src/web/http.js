@@ -47,3 +47,16 @@ export function guard_beacon(url, body) {
     return false;
   }
 }
+
+// Why `url` cannot be posted to ("" when it can): not a URL, or not http(s).
+export function guard_check_url(url) {
+  try {
+    const parsed = new URL(url, globalThis.location ? globalThis.location.href : undefined);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      return `the scheme is ${parsed.protocol}, not http: or https:`;
+    }
+    return "";
+  } catch (error) {
+    return `not a URL (${(error && error.message) || String(error)})`;
+  }
+}

@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use crate::telemetry::otlp::Resource;
 use crate::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
 use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
-use crate::web::js::now_ms;
+use crate::web::js::{epoch_ms, now_ms};
 use crate::web::listener::EventListener;
 
 #[wasm_bindgen(module = "/src/web/http.js")]
@@ -31,6 +31,7 @@ extern "C" {
         timeout_ms: u32,
     ) -> js_sys::Promise;
     fn guard_beacon(url: &str, body: &str) -> bool;
+    fn guard_check_url(url: &str) -> String;
 }
 
 /// The largest body a `keepalive` request may carry (all of a page's together).
@@ -81,13 +82,23 @@ impl std::fmt::Debug for HttpSink {
 
 impl HttpSink {
     /// A sink posting to `url` with the default batching, for the application
-    /// `service_name` (the resource's `service.name`).
-    pub fn new(url: &str, service_name: &str) -> Self {
+    /// `service_name` (the resource's `service.name`). `Err` names the URL and
+    /// why it cannot be sent to (not a URL, not `http:` or `https:`): a mistake
+    /// of the build, never retried.
+    pub fn new(url: &str, service_name: &str) -> Result<Self, String> {
         HttpSink::with_config(url, service_name, ExportConfig::default())
     }
 
     /// As [`Self::new`], batching and retrying as `config` says.
-    pub fn with_config(url: &str, service_name: &str, config: ExportConfig) -> Self {
+    pub fn with_config(
+        url: &str,
+        service_name: &str,
+        config: ExportConfig,
+    ) -> Result<Self, String> {
+        let problem = guard_check_url(url);
+        if !problem.is_empty() {
+            return Err(format!("HttpSink: cannot send to \"{url}\": {problem}"));
+        }
         let mut resource = Resource::new(service_name);
         describe_the_browser(&mut resource);
         let inner = Rc::new(Shared {
@@ -99,7 +110,7 @@ impl HttpSink {
             busy_ms: Cell::new(0.0),
         });
         flush_when_the_page_goes(&inner);
-        HttpSink { inner }
+        Ok(HttpSink { inner })
     }
 
     /// Adds a header to every request (an API key); a beacon cannot carry it.
@@ -144,7 +155,7 @@ impl HttpSink {
             let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
                 return Err("the HTTP sink was busy".into());
             };
-            record(&mut outbox, js_sys::Date::now());
+            record(&mut outbox, epoch_ms());
             drop(outbox);
             arm(&self.inner);
             Ok(())
@@ -220,7 +231,7 @@ fn arm(shared: &Rc<Shared>) {
     else {
         return;
     };
-    let delay = (at - js_sys::Date::now()).clamp(0.0, f64::from(i32::MAX)) as u32;
+    let delay = (at - epoch_ms()).clamp(0.0, f64::from(i32::MAX)) as u32;
     let weak = Rc::downgrade(shared);
     *timer = Some(Timeout::new(delay, move || {
         if let Some(shared) = weak.upgrade() {
@@ -238,7 +249,7 @@ fn arm(shared: &Rc<Shared>) {
 
 /// Posts the next request if one is due; arms the timer again once it ends.
 fn post_next(shared: &Rc<Shared>) {
-    let now = js_sys::Date::now();
+    let now = epoch_ms();
     let (body, timeout_ms) = {
         let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
             return;
@@ -276,7 +287,7 @@ fn post_next(shared: &Rc<Shared>) {
         };
         shared.timed(|| {
             if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
-                outbox.finish(response, js_sys::Date::now());
+                outbox.finish(response, epoch_ms());
             }
             arm(&shared);
         });
@@ -289,7 +300,7 @@ fn beacon_everything(shared: &Rc<Shared>) {
     let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
         return;
     };
-    while let Some(beacon) = outbox.take_beacon(js_sys::Date::now()) {
+    while let Some(beacon) = outbox.take_beacon(epoch_ms()) {
         if guard_beacon(&shared.url, &beacon.body) {
             outbox.beacon_sent(beacon);
         } else {

@@ -46,6 +46,16 @@ pub fn now_ms() -> f64 {
     PERFORMANCE.with(|p| p.as_ref().map(|p| p.now()).unwrap_or(0.0))
 }
 
+/// The time in milliseconds since the Unix epoch that never goes back: the
+/// page's time origin plus [`now_ms`] (a clock set back while the page runs
+/// does not move it). `Date.now()` where there is no `performance`.
+pub fn epoch_ms() -> f64 {
+    PERFORMANCE.with(|p| match p.as_ref() {
+        Some(p) => p.time_origin() + p.now(),
+        None => js_sys::Date::now(),
+    })
+}
+
 /// The string form of a web-sys string enum.
 pub fn enum_str<T: Into<JsValue>>(value: T) -> String {
     value.into().as_string().unwrap_or_default()

@@ -366,7 +366,7 @@ async fn recovery_figures() -> Result<String, String> {
         let sink = match (name, &collector) {
             ("storm+http", None) => continue,
             ("storm+http", Some(url)) => {
-                let sink = webgpu_guard::web::HttpSink::new(url, "webgpu-guard-bench");
+                let sink = webgpu_guard::web::HttpSink::new(url, "webgpu-guard-bench")?;
                 runtime.net().set_sink(Box::new(sink.clone()));
                 Some(sink)
             }

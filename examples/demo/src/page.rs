@@ -325,10 +325,10 @@ pub async fn run() {
         if let Some(ms) = get("telemetryRetryCap").and_then(|v| v.parse::<u32>().ok()) {
             config.retry_cap_ms = ms;
         }
-        install_telemetry(
-            &runtime,
-            HttpSink::with_config(&url, "webgpu-guard-demo", config),
-        );
+        match HttpSink::with_config(&url, "webgpu-guard-demo", config) {
+            Ok(sink) => install_telemetry(&runtime, sink),
+            Err(message) => log::error(&message),
+        }
     }
     install_console_api(&runtime);
     install_input(&canvas, &app);
