@@ -67,6 +67,23 @@ fn main() {
 //! Rust tested on the host; the browser layer, `web`, builds for `wasm32` only
 //! and needs `--cfg=web_sys_unstable_apis` (web-sys keeps WebGPU behind it):
 //! build these docs with `cargo doc --target wasm32-unknown-unknown`.
+//!
+//! ## The web-sys features your application lists
+//!
+//! This crate turns on the web-sys features it uses itself (about a hundred
+//! `Gpu*` types and a few DOM ones), and Cargo unifies features: an application
+//! that names a web-sys type the library happens to enable builds without
+//! listing it, until the library stops needing it. List in your own
+//! `Cargo.toml` every web-sys type your code names: the descriptors and states
+//! you build (`GpuRenderPipelineDescriptor`, `GpuVertexState`,
+//! `GpuColorTargetState`, `GpuRenderPassDescriptor`,
+//! `GpuRenderPassColorAttachment`, `GpuLoadOp`, `GpuStoreOp`, …), the objects
+//! you hold (`GpuTexture`, `GpuTextureView`, `GpuBuffer`), and the namespaces
+//! whose constants you read: `gpu_map_mode` (`GPUMapMode`), `gpu_buffer_usage`,
+//! `gpu_texture_usage`, `gpu_shader_stage` (or use this crate's
+//! [`usage`] sets instead). `examples/hello/Cargo.toml` is a complete list for a
+//! triangle; `examples/particles/Cargo.toml` one for compute, instancing and
+//! textures.
 
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]

@@ -151,6 +151,15 @@ pub struct Outbox {
     next_ms: f64,
     failures_in_a_row: u32,
     stats: ExportStats,
+    /// The last label and phase redacted, raw and clean: a storm hits the same
+    /// group again and again, and is not redacted again each time.
+    last_redacted: Option<Redacted>,
+}
+
+#[derive(Debug)]
+struct Redacted {
+    raw: (String, Option<String>),
+    clean: (String, Option<String>),
 }
 
 impl Outbox {
@@ -164,6 +173,7 @@ impl Outbox {
             next_ms: 0.0,
             failures_in_a_row: 0,
             stats: ExportStats::default(),
+            last_redacted: None,
         }
     }
 
@@ -208,22 +218,22 @@ impl Outbox {
             return;
         }
         self.stats.counted += count;
-        let label = truncate_chars(&redact_user_data(label), LABEL_MAX_CHARS);
-        let phase = phase.map(|p| truncate_chars(&redact_user_data(p), LABEL_MAX_CHARS));
+        let clean = redacted(&mut self.last_redacted, label, phase);
         // A storm hits the group added last, again and again.
         if let Some(record) = self
             .pending
             .iter_mut()
             .rev()
-            .find(|r| r.kind == kind && r.label == label)
+            .find(|r| r.kind == kind && r.label == clean.0)
         {
             record.count += count;
             record.last_frame = frame.or(record.last_frame);
-            if phase.is_some() {
-                record.phase = phase;
+            if clean.1.is_some() && record.phase != clean.1 {
+                record.phase.clone_from(&clean.1);
             }
             return;
         }
+        let (label, phase) = clean.clone();
         self.pending.push_back(ExportRecord {
             kind,
             label,
@@ -389,6 +399,31 @@ impl Outbox {
     pub fn beacon_refused(&mut self, beacon: Beacon) {
         self.put_back(beacon.records);
     }
+}
+
+/// `label` and `phase` with whatever looks like user data redacted, and
+/// truncated; `last` keeps the last ones, so that a storm on one group is not
+/// redacted again for each error.
+fn redacted<'a>(
+    last: &'a mut Option<Redacted>,
+    label: &str,
+    phase: Option<&str>,
+) -> &'a (String, Option<String>) {
+    let known = last
+        .as_ref()
+        .is_some_and(|l| l.raw.0 == label && l.raw.1.as_deref() == phase);
+    if !known {
+        *last = None;
+    }
+    &last
+        .get_or_insert_with(|| Redacted {
+            raw: (label.to_string(), phase.map(str::to_string)),
+            clean: (
+                truncate_chars(&redact_user_data(label), LABEL_MAX_CHARS),
+                phase.map(|p| truncate_chars(&redact_user_data(p), LABEL_MAX_CHARS)),
+            ),
+        })
+        .clean
 }
 
 #[cfg(test)]
@@ -621,8 +656,19 @@ mod tests {
             1,
             0.0,
         );
+        // The same label again, in another phase: redacted as well.
+        out.add(
+            FaultKind::Validation,
+            "avatar https://cdn.example.com/u?token=abc",
+            Some("resize for bob@example.com"),
+            "again",
+            None,
+            1,
+            0.0,
+        );
         let body = out.take_request(0.0).unwrap();
-        for secret in ["token", "abc", "ana@", "example.com", "12345"] {
+        assert!(body.contains("resize for …"), "{body}");
+        for secret in ["token", "abc", "ana@", "bob@", "example.com", "12345"] {
             assert!(!body.contains(secret), "{secret} in {body}");
         }
         assert!(body.contains("avatar …"), "{body}");

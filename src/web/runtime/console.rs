@@ -79,9 +79,13 @@ fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsVal
 
 impl<A: App> Runtime<A> {
     /// Puts `matarGPU()` (the full recovery path, as a real loss), `gpuStop()`,
-    /// `gpuStart()` and `gpuStatus()` (state, generation, recoveries, frames,
-    /// live objects and bytes, errors by kind, the last loss, the fallback) on
-    /// `window`. They keep the runtime alive for the life of the page, so that
+    /// `gpuStart()` and `gpuStatus()` on `window`. `gpuStatus()` returns
+    /// `state`, `generation`, `recoveries`, `frames`, `liveObjects`,
+    /// `liveBytes`, `errors` (`validation`, `outOfMemory`, `internal`),
+    /// `logged`, `suppressed`, `lastLoss` (`reason`, `message`) or null,
+    /// `fallback` (its code) or null, `loopAlive`, `stalled`,
+    /// `framesFromTimer`, `resizes`, `wasmMemoryBytes` and `jsHeapBytes` (null
+    /// where the engine does not tell). They keep the runtime alive for the life of the page, so that
     /// `gpuStop()` then `gpuStart()` works whoever holds a handle. Once per
     /// page: a second runtime's call leaves the first's functions in place and
     /// reports an exception on its own net.

@@ -59,6 +59,20 @@ pub trait App: 'static {
     fn build(&self, gpu: &GpuContext) -> impl Future<Output = Result<Self::Resources, Fault>>;
 
     /// Records and submits one frame. Runs inside the frame's error scopes.
+    ///
+    /// It takes `&self`: the runtime, the page's input handlers and your own
+    /// callbacks all hold the application at once (`Runtime::app`), so what a
+    /// frame changes lives in a `Cell` (numbers, flags) or a `RefCell` (the
+    /// rest), borrowed for the frame only:
+    ///
+    /// ```ignore
+    /// struct Spin { angle: Cell<f32> }
+    /// fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+    ///     self.angle.set(self.angle.get() + 0.01); // the state a loss keeps
+    ///     // ... write it to a uniform buffer of `r`, record, submit
+    ///     # Ok(())
+    /// }
+    /// ```
     fn frame(
         &self,
         gpu: &GpuContext,
