@@ -143,6 +143,16 @@ flag_set!(
     }
 );
 
+flag_set!(
+    /// `GPUMapMode` flags (what [`crate::web::GuardedDevice::map_async`] maps for).
+    MapModes, {
+        /// `READ`.
+        READ = 0x1,
+        /// `WRITE`.
+        WRITE = 0x2,
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

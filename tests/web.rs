@@ -66,7 +66,8 @@ fn distinct_bad_submit(d: &GuardedDevice) {
     let desc = GpuBufferDescriptor::new(offset + 8, BufferUsages::COPY_DST.bits());
     desc.set_label("distinct-target");
     let buffer = d.raw().create_buffer(&desc).unwrap();
-    d.write_buffer(&buffer, offset, &[1, 2, 3, 4]).unwrap();
+    d.write_buffer(&buffer, offset.into(), &[1, 2, 3, 4])
+        .unwrap();
 }
 
 /// Whether the engine quotes object labels in its messages (Dawn does, wgpu does
@@ -2428,4 +2429,232 @@ async fn an_http_sink_refuses_a_bad_url_and_holds_what_it_cannot_send() {
     let failure = stats.last_failure.unwrap_or_default();
     assert!(failure.starts_with("no answer"), "{failure}");
     assert_eq!(net.stats().sink_failures, 0);
+}
+
+const FILL_WGSL: &str = "
+@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4f {
+  let corners = array(vec2f(-1.0, -1.0), vec2f(3.0, -1.0), vec2f(-1.0, 3.0));
+  return vec4f(corners[i], 0.0, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4f { return vec4f(0.0, 1.0, 0.0, 1.0); }
+";
+
+/// A 4x4 RGBA8 target, its pixels read back through a buffer.
+async fn fill_pipeline(
+    d: &GuardedDevice,
+) -> webgpu_guard::web::Tracked<web_sys::GpuRenderPipeline> {
+    let shader = d
+        .create_shader_module("fill", FILL_WGSL, &[])
+        .await
+        .unwrap();
+    let vertex = web_sys::GpuVertexState::new(&shader.module);
+    vertex.set_entry_point("vs");
+    let target = web_sys::GpuColorTargetState::new(GpuTextureFormat::Rgba8unorm);
+    let fragment =
+        web_sys::GpuFragmentState::new(&shader.module, &[webgpu_guard::web::nullable(&target)]);
+    fragment.set_entry_point("fs");
+    let desc = web_sys::GpuRenderPipelineDescriptor::new_with_gpu_auto_layout_mode(
+        web_sys::GpuAutoLayoutMode::Auto,
+        &vertex,
+    );
+    desc.set_fragment(&fragment);
+    d.start_render_pipeline("fill", &desc)
+        .finish()
+        .await
+        .unwrap()
+}
+
+fn texel_copy(texture: &web_sys::GpuTexture) -> web_sys::GpuTexelCopyTextureInfo {
+    web_sys::GpuTexelCopyTextureInfo::new(texture)
+}
+
+fn extent(width: u32, height: u32) -> web_sys::GpuExtent3dDict {
+    let size = web_sys::GpuExtent3dDict::new(width);
+    size.set_height(height);
+    size
+}
+
+/// Every pixel of a 4x4 RGBA8 texture, read back (rows padded to 256 bytes).
+async fn read_pixels(d: &GuardedDevice, texture: &web_sys::GpuTexture) -> Vec<[u8; 4]> {
+    let readback = d
+        .create_buffer(
+            "pixels-readback",
+            256 * 4,
+            BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        )
+        .unwrap();
+    let encoder = d.create_command_encoder("read-pixels").unwrap();
+    let layout = web_sys::GpuTexelCopyBufferInfo::new(&readback);
+    layout.set_bytes_per_row(256);
+    encoder
+        .copy_texture_to_buffer(&texel_copy(texture), &layout, &extent(4, 4))
+        .unwrap();
+    d.submit(&[encoder.finish().unwrap()]).unwrap();
+    let bytes = d.read_buffer(&readback, 0, 256 * 4).await.unwrap();
+    (0..16)
+        .map(|i| {
+            let at = (i / 4) * 256 + (i % 4) * 4;
+            [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]
+        })
+        .collect()
+}
+
+/// `writeTexture`, a render bundle replayed under a scissor rectangle, debug
+/// groups, `copyTextureToBuffer` and a mapped readback, through the guard:
+/// the picture is exactly what they describe, and no scope is left open.
+#[wasm_bindgen_test]
+async fn textures_bundles_scissor_and_readback_work_through_the_guard() {
+    let (d, net, _) = device_with_net(raw_device().await);
+    let texture = d
+        .create_texture(&TextureSpec::d2(
+            "target-4x4",
+            GpuTextureFormat::Rgba8unorm,
+            4,
+            4,
+            TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC | TextureUsages::COPY_DST,
+        ))
+        .unwrap();
+    // Blue everywhere, from CPU bytes.
+    let blue: Vec<u8> = (0..16).flat_map(|_| [0u8, 0, 255, 255]).collect();
+    let layout = web_sys::GpuTexelCopyBufferLayout::new();
+    layout.set_bytes_per_row(16);
+    d.write_texture(&texel_copy(&texture), &blue, &layout, &extent(4, 4))
+        .unwrap();
+    assert!(read_pixels(&d, &texture)
+        .await
+        .iter()
+        .all(|p| *p == [0, 0, 255, 255]));
+
+    // Green through a bundle, in the top-left 2x2 only.
+    let pipeline = fill_pipeline(&d).await;
+    let format = js_sys::JsString::from("rgba8unorm");
+    let bundle_desc =
+        web_sys::GpuRenderBundleEncoderDescriptor::new(&[webgpu_guard::web::nullable(&format)]);
+    let bundle = d
+        .create_render_bundle_encoder("fill-bundle", &bundle_desc)
+        .unwrap();
+    bundle.push_debug_group("fill").unwrap();
+    bundle.set_pipeline(&pipeline).unwrap();
+    bundle.draw(3, 1, 0, 0).unwrap();
+    bundle.pop_debug_group().unwrap();
+    let bundle = bundle.finish().unwrap();
+    let view = texture.create_view().unwrap();
+    let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
+        web_sys::GpuLoadOp::Load,
+        web_sys::GpuStoreOp::Store,
+        &view,
+    );
+    let encoder = d.create_command_encoder("scissored").unwrap();
+    encoder.push_debug_group("frame").unwrap();
+    let pass = encoder
+        .begin_render_pass(&web_sys::GpuRenderPassDescriptor::new(&[
+            webgpu_guard::web::nullable(&color),
+        ]))
+        .unwrap();
+    pass.set_scissor_rect(0, 0, 2, 2).unwrap();
+    pass.insert_debug_marker("bundle").unwrap();
+    pass.execute_bundles(&[&bundle]).unwrap();
+    pass.end().unwrap();
+    encoder.pop_debug_group().unwrap();
+    d.submit(&[encoder.finish().unwrap()]).unwrap();
+    let pixels = read_pixels(&d, &texture).await;
+    for (i, pixel) in pixels.iter().enumerate() {
+        let inside = i % 4 < 2 && i / 4 < 2;
+        let expected = if inside {
+            [0, 255, 0, 255]
+        } else {
+            [0, 0, 255, 255]
+        };
+        assert_eq!(*pixel, expected, "pixel {i}");
+    }
+    assert_eq!(net.stats().validation, 0, "{:?}", net.recent_lines());
+    assert_stack_balanced(&d).await;
+}
+
+/// A bad call through the new wrappers is an `Err` naming the call and the
+/// object, never a throw through WebAssembly: a scissor rectangle with a
+/// non-finite blend constant, a debug group popped that was never pushed.
+#[wasm_bindgen_test]
+async fn a_malformed_command_is_an_err_naming_the_call() {
+    let d = device().await;
+    let encoder = d.create_command_encoder("malformed").unwrap();
+    let texture = d
+        .create_texture(&TextureSpec::d2(
+            "malformed-target",
+            GpuTextureFormat::Rgba8unorm,
+            4,
+            4,
+            TextureUsages::RENDER_ATTACHMENT,
+        ))
+        .unwrap();
+    let view = texture.create_view().unwrap();
+    let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
+        web_sys::GpuLoadOp::Clear,
+        web_sys::GpuStoreOp::Store,
+        &view,
+    );
+    let pass = encoder
+        .begin_render_pass(&web_sys::GpuRenderPassDescriptor::new(&[
+            webgpu_guard::web::nullable(&color),
+        ]))
+        .unwrap();
+    // A blend constant of NaN is a TypeError in WebIDL (a `double`, not
+    // `unrestricted double`): thrown synchronously.
+    let fault = pass
+        .set_blend_constant([f64::NAN, 0.0, 0.0, 1.0])
+        .unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
+    assert!(fault.message.starts_with("setBlendConstant: "), "{fault}");
+    assert_eq!(fault.origin.object.as_deref(), Some("malformed"));
+    assert!(fault.origin.call_site.is_some());
+    pass.end().unwrap();
+    assert_stack_balanced(&d).await;
+}
+
+/// Readback across loss: a map pending when its device is destroyed, a map on
+/// a device already lost, and a map whose buffer is destroyed first end in an
+/// `Err` naming the buffer, and nothing is left unhandled.
+#[wasm_bindgen_test]
+async fn a_readback_across_a_loss_ends_in_an_err_naming_the_buffer() {
+    use webgpu_guard::usage::MapModes;
+    let d = device().await;
+    let watch = d.watch_lost(|_, _| {});
+    let data: Vec<u8> = (0..64).collect();
+    let source = d
+        .create_buffer_init("readback-source", BufferUsages::COPY_SRC, &data)
+        .unwrap();
+    let readback = d
+        .create_buffer(
+            "readback-target",
+            64,
+            BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        )
+        .unwrap();
+    let encoder = d.create_command_encoder("readback").unwrap();
+    encoder
+        .copy_buffer_to_buffer(&source, 0, &readback, 0, 64)
+        .unwrap();
+    d.submit(&[encoder.finish().unwrap()]).unwrap();
+    assert_eq!(d.read_buffer(&readback, 0, 64).await.unwrap(), data);
+
+    // The buffer destroyed while its map is pending.
+    let doomed = d
+        .create_buffer("readback-doomed", 64, BufferUsages::MAP_READ)
+        .unwrap();
+    let pending = d.map_async(&doomed, MapModes::READ, 0, None);
+    doomed.destroy();
+    let fault = pending.await.unwrap_err();
+    assert!(fault.to_string().contains("\"readback-doomed\""), "{fault}");
+
+    // The device destroyed while a map is pending.
+    let pending = d.read_buffer(&readback, 0, 64);
+    d.raw().destroy();
+    let fault = pending.await.unwrap_err();
+    assert!(fault.to_string().contains("\"readback-target\""), "{fault}");
+    wait_until("the loss is seen", || d.is_lost()).await;
+    // A map on a device known to be lost.
+    let fault = d.read_buffer(&readback, 0, 64).await.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
+    assert!(fault.to_string().contains("\"readback-target\""), "{fault}");
+    drop(watch);
 }

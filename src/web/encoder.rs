@@ -8,16 +8,16 @@
 use wasm_bindgen::JsValue;
 use web_sys::{
     GpuBindGroup, GpuBuffer, GpuCommandBuffer, GpuCommandEncoder, GpuCommandEncoderDescriptor,
-    GpuComputePassDescriptor, GpuComputePassEncoder, GpuComputePipeline, GpuIndexFormat,
-    GpuRenderPassDescriptor, GpuRenderPassEncoder, GpuRenderPipeline,
+    GpuComputePassDescriptor, GpuComputePassEncoder, GpuComputePipeline, GpuRenderPassDescriptor,
+    GpuRenderPassEncoder,
 };
 
 use crate::fault::{CallSite, Fault};
 use crate::web::catching as c;
 use crate::web::device::GuardedDevice;
-use crate::web::js::enum_str;
 
-fn thrown(label: &str, call: &str, site: CallSite, e: JsValue) -> Fault {
+/// The fault of a call `call` on the object labelled `label` that threw `e`.
+pub(crate) fn thrown(label: &str, call: &str, site: CallSite, e: JsValue) -> Fault {
     let mut fault = Fault::from(e).on_object(label).at(site);
     fault.message = format!("{call}: {}", fault.message);
     fault
@@ -38,8 +38,8 @@ fn thrown(label: &str, call: &str, site: CallSite, e: JsValue) -> Fault {
 /// ```
 #[derive(Debug)]
 pub struct CommandEncoder {
-    raw: GpuCommandEncoder,
-    label: String,
+    pub(crate) raw: GpuCommandEncoder,
+    pub(crate) label: String,
 }
 
 impl GuardedDevice {
@@ -85,14 +85,6 @@ impl GuardedDevice {
         c::try_submit(&self.queue(), &array)
             .map_err(|e| thrown("queue", "submit", CallSite::here(), e))
     }
-
-    /// `queue.writeBuffer(buffer, offset, data)`.
-    #[track_caller]
-    pub fn write_buffer(&self, buffer: &GpuBuffer, offset: u32, data: &[u8]) -> Result<(), Fault> {
-        self.queue()
-            .write_buffer_with_u32_and_u8_slice(buffer, offset, data)
-            .map_err(|e| thrown(&buffer.label(), "writeBuffer", CallSite::here(), e))
-    }
 }
 
 impl CommandEncoder {
@@ -126,11 +118,7 @@ impl CommandEncoder {
         let desc = GpuComputePassDescriptor::new();
         let raw = c::try_begin_compute_pass(&self.raw, &desc)
             .map_err(|e| thrown(&self.label, "beginComputePass", CallSite::here(), e))?;
-        Ok(ComputePass {
-            raw,
-            label: self.label.clone(),
-            open: true,
-        })
+        Ok(ComputePass::from_raw(raw, &self.label))
     }
 
     /// `clearBuffer(buffer)`.
@@ -172,8 +160,8 @@ impl CommandEncoder {
 #[must_use = "a pass is ended when dropped"]
 #[derive(Debug)]
 pub struct RenderPass {
-    raw: GpuRenderPassEncoder,
-    label: String,
+    pub(crate) raw: GpuRenderPassEncoder,
+    pub(crate) label: String,
     open: bool,
 }
 
@@ -181,38 +169,6 @@ impl RenderPass {
     /// The raw pass encoder.
     pub fn raw(&self) -> &GpuRenderPassEncoder {
         &self.raw
-    }
-
-    /// `setPipeline`.
-    #[track_caller]
-    pub fn set_pipeline(&self, pipeline: &GpuRenderPipeline) -> Result<(), Fault> {
-        c::try_set_render_pipeline(&self.raw, pipeline)
-            .map_err(|e| thrown(&self.label, "setPipeline", CallSite::here(), e))
-    }
-
-    /// `setBindGroup(index, group)`.
-    #[track_caller]
-    pub fn set_bind_group(&self, index: u32, group: Option<&GpuBindGroup>) -> Result<(), Fault> {
-        c::try_set_render_bind_group(&self.raw, index, group)
-            .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
-    }
-
-    /// `setVertexBuffer(slot, buffer)`.
-    #[track_caller]
-    pub fn set_vertex_buffer(&self, slot: u32, buffer: &GpuBuffer) -> Result<(), Fault> {
-        c::try_set_vertex_buffer(&self.raw, slot, Some(buffer), 0.0)
-            .map_err(|e| thrown(&self.label, "setVertexBuffer", CallSite::here(), e))
-    }
-
-    /// `setIndexBuffer(buffer, format)`.
-    #[track_caller]
-    pub fn set_index_buffer(
-        &self,
-        buffer: &GpuBuffer,
-        format: GpuIndexFormat,
-    ) -> Result<(), Fault> {
-        c::try_set_index_buffer(&self.raw, buffer, &enum_str(format), 0.0)
-            .map_err(|e| thrown(&self.label, "setIndexBuffer", CallSite::here(), e))
     }
 
     /// `setViewport(x, y, width, height, min_depth, max_depth)`.
@@ -228,46 +184,6 @@ impl RenderPass {
     ) -> Result<(), Fault> {
         c::try_set_viewport(&self.raw, x, y, width, height, min_depth, max_depth)
             .map_err(|e| thrown(&self.label, "setViewport", CallSite::here(), e))
-    }
-
-    /// `draw(vertex_count, instance_count, first_vertex, first_instance)`.
-    #[track_caller]
-    pub fn draw(
-        &self,
-        vertex_count: u32,
-        instance_count: u32,
-        first_vertex: u32,
-        first_instance: u32,
-    ) -> Result<(), Fault> {
-        c::try_draw(
-            &self.raw,
-            vertex_count,
-            instance_count,
-            first_vertex,
-            first_instance,
-        )
-        .map_err(|e| thrown(&self.label, "draw", CallSite::here(), e))
-    }
-
-    /// `drawIndexed(index_count, instance_count, first_index, base_vertex, first_instance)`.
-    #[track_caller]
-    pub fn draw_indexed(
-        &self,
-        index_count: u32,
-        instance_count: u32,
-        first_index: u32,
-        base_vertex: i32,
-        first_instance: u32,
-    ) -> Result<(), Fault> {
-        c::try_draw_indexed(
-            &self.raw,
-            index_count,
-            instance_count,
-            first_index,
-            base_vertex,
-            first_instance,
-        )
-        .map_err(|e| thrown(&self.label, "drawIndexed", CallSite::here(), e))
     }
 
     /// Ends the pass.
@@ -291,9 +207,20 @@ impl Drop for RenderPass {
 #[must_use = "a pass is ended when dropped"]
 #[derive(Debug)]
 pub struct ComputePass {
-    raw: GpuComputePassEncoder,
-    label: String,
+    pub(crate) raw: GpuComputePassEncoder,
+    pub(crate) label: String,
     open: bool,
+}
+
+impl ComputePass {
+    /// An open pass of the encoder labelled `label`.
+    pub(crate) fn from_raw(raw: GpuComputePassEncoder, label: &str) -> Self {
+        ComputePass {
+            raw,
+            label: label.to_string(),
+            open: true,
+        }
+    }
 }
 
 impl ComputePass {

@@ -57,17 +57,24 @@ struct Shared {
     outbox: RefCell<Outbox>,
     timer: RefCell<Option<Timeout>>,
     listeners: RefCell<Vec<EventListener>>,
-    /// Time spent in the sink's own code (adding, encoding, posting), in ms.
-    busy_ms: Cell<f64>,
+    /// Time spent in the sink's own code taking errors, in ms.
+    taking_ms: Cell<f64>,
+    /// Time spent in the sink's own code encoding and sending, in ms.
+    sending_ms: Cell<f64>,
 }
 
 impl Shared {
-    /// Runs `work`, adding the time it took to the sink's busy time.
-    fn timed<T>(&self, work: impl FnOnce() -> T) -> T {
+    /// Runs `work`, adding the time it took to `total`.
+    fn timed<T>(total: &Cell<f64>, work: impl FnOnce() -> T) -> T {
         let started = now_ms();
         let out = work();
-        self.busy_ms.set(self.busy_ms.get() + (now_ms() - started));
+        total.set(total.get() + (now_ms() - started));
         out
+    }
+
+    /// Runs `work` (encoding or sending), timed.
+    fn sending<T>(&self, work: impl FnOnce() -> T) -> T {
+        Shared::timed(&self.sending_ms, work)
     }
 }
 
@@ -107,7 +114,8 @@ impl HttpSink {
             outbox: RefCell::new(Outbox::new(config, resource)),
             timer: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
-            busy_ms: Cell::new(0.0),
+            taking_ms: Cell::new(0.0),
+            sending_ms: Cell::new(0.0),
         });
         flush_when_the_page_goes(&inner);
         Ok(HttpSink { inner })
@@ -130,11 +138,12 @@ impl HttpSink {
             .unwrap_or_default()
     }
 
-    /// The time spent in the sink's own code so far (taking errors, encoding
-    /// and posting requests, beacons), in milliseconds: its cost, apart from the
+    /// The time spent in the sink's own code so far, in milliseconds: taking
+    /// errors (on the net's path), and encoding and sending requests and beacons
+    /// (from its timer and the page's events). Its cost, apart from the
     /// browser's network work.
-    pub fn busy_ms(&self) -> f64 {
-        self.inner.busy_ms.get()
+    pub fn busy_ms(&self) -> (f64, f64) {
+        (self.inner.taking_ms.get(), self.inner.sending_ms.get())
     }
 
     /// Names the adapter in the resource of the requests to come.
@@ -147,11 +156,11 @@ impl HttpSink {
     /// Sends what waits with `navigator.sendBeacon` now (what the sink does
     /// itself when the page is hidden or unloads).
     pub fn flush_with_beacon(&self) {
-        self.inner.timed(|| beacon_everything(&self.inner));
+        self.inner.sending(|| beacon_everything(&self.inner));
     }
 
     fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
-        self.inner.timed(|| {
+        Shared::timed(&self.inner.taking_ms, || {
             let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
                 return Err("the HTTP sink was busy".into());
             };
@@ -242,7 +251,7 @@ fn arm(shared: &Rc<Shared>) {
                 .ok()
                 .and_then(|mut t| t.take());
             drop(fired);
-            shared.timed(|| post_next(&shared));
+            shared.sending(|| post_next(&shared));
         }
     }));
 }
@@ -285,7 +294,7 @@ fn post_next(shared: &Rc<Shared>) {
                     .unwrap_or_else(|| "no answer".to_string()),
             ),
         };
-        shared.timed(|| {
+        shared.sending(|| {
             if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
                 outbox.finish(response, epoch_ms());
             }
@@ -325,13 +334,13 @@ fn flush_when_the_page_goes(shared: &Rc<Shared>) {
             .and_then(|w| w.document())
             .is_some_and(|d| d.hidden());
         if let (true, Some(shared)) = (hidden, weak.upgrade()) {
-            shared.timed(|| beacon_everything(&shared));
+            shared.sending(|| beacon_everything(&shared));
         }
     });
     let weak = Rc::downgrade(shared);
     let on_pagehide = EventListener::new(&window, "pagehide", move |_| {
         if let Some(shared) = weak.upgrade() {
-            shared.timed(|| beacon_everything(&shared));
+            shared.sending(|| beacon_everything(&shared));
         }
     });
     if let Ok(mut listeners) = shared.listeners.try_borrow_mut() {

@@ -13,6 +13,7 @@ mod catching;
 #[doc(hidden)]
 #[doc(hidden)]
 pub mod classify;
+pub mod commands;
 pub mod context;
 #[doc(hidden)]
 pub mod crash;
@@ -39,6 +40,7 @@ pub mod lost;
 pub mod net;
 mod phase;
 pub mod pipeline;
+pub mod readback;
 pub mod runtime;
 pub mod scope;
 pub mod shader;
@@ -50,6 +52,7 @@ pub mod wait;
 
 pub use crate::fault_log::NetStats;
 pub use alloc::{GpuResource, TextureSpec, Tracked};
+pub use commands::RenderBundleEncoder;
 pub use context::{DiagnosticsLevel, GuardContext};
 pub use descriptors::{Binding, SamplerSpec};
 pub use device::GuardedDevice;

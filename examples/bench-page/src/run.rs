@@ -372,7 +372,7 @@ async fn recovery_figures() -> Result<String, String> {
             }
             _ => None,
         };
-        let busy_before = sink.as_ref().map_or(0.0, |s| s.busy_ms());
+        let busy_before = sink.as_ref().map_or((0.0, 0.0), |s| s.busy_ms());
         progress(&format!("storm on the scene: {name}"));
         if rate > 0 {
             runtime
@@ -396,11 +396,12 @@ async fn recovery_figures() -> Result<String, String> {
         let frame_ms = (after.frame_ms_total - before.frame_ms_total) / frames;
         let errors = (stats.validation - stats_before.validation) as f64;
         let handler_ms = (stats.handler_us - stats_before.handler_us) as f64 / 1000.0;
-        // The sink's own time (taking errors, encoding, posting) over the run.
-        let sink_ms = sink.as_ref().map_or(0.0, |s| s.busy_ms() - busy_before);
+        // The sink's own time over the run: taking errors, and sending.
+        let busy = sink.as_ref().map_or((0.0, 0.0), |s| s.busy_ms());
+        let (sink_ms, send_ms) = (busy.0 - busy_before.0, busy.1 - busy_before.1);
         let requests = sink.as_ref().map_or(0, |s| s.stats().requests);
         storm_rows.push(format!(
-            "{{\"name\": {name:?}, \"frame_main_thread_ms\": {:.4}, \"handler_ms_per_frame\": {:.4}, \"handler_us_per_error\": {:.2}, \"sink_us_per_error\": {:.3}, \"sink_requests\": {requests}, \"frame_interval_ms\": {:.2}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"max_lines_in_a_second\": {}}}",
+            "{{\"name\": {name:?}, \"frame_main_thread_ms\": {:.4}, \"handler_ms_per_frame\": {:.4}, \"handler_us_per_error\": {:.2}, \"sink_us_per_error\": {:.3}, \"sink_send_ms\": {send_ms:.3}, \"sink_requests\": {requests}, \"frame_interval_ms\": {:.2}, \"errors_per_s\": {:.1}, \"lines_per_s\": {:.2}, \"max_lines_in_a_second\": {}}}",
             frame_ms,
             handler_ms / frames,
             if errors > 0.0 { handler_ms * 1000.0 / errors } else { 0.0 },

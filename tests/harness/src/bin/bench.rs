@@ -518,6 +518,17 @@ fn report(results: &Value) {
             r["max_lines_in_a_second"]
         );
     }
+    for r in storm
+        .iter()
+        .filter(|r| r["sink_requests"].as_u64().unwrap_or(0) > 0)
+    {
+        println!(
+            "  the HTTP sink: {:.3} us per error taking errors (on the net's path); {:.2} ms encoding and sending its {} request(s), from its timer",
+            f(&r["sink_us_per_error"]),
+            f(&r["sink_send_ms"]),
+            r["sink_requests"]
+        );
+    }
     let handler = &results["handler"];
     let (none_us, bare_us, net_us) = (
         f(&handler["none_us"]),

@@ -1,0 +1,115 @@
+//! Mapping buffers, with a contract across loss: a map whose device is lost
+//! (or whose buffer a recovery destroyed, or that is unmapped before it
+//! settles) ends in an `Err` naming the buffer and the cause, never in an
+//! unhandled rejection or a trap, and a map that resolves on a device known to
+//! be lost is not read as data.
+
+use web_sys::GpuBuffer;
+
+use crate::fault::{CallSite, Fault, FaultKind};
+use crate::usage::MapModes;
+use crate::web::commands::{try_get_mapped_range, try_map_async, try_unmap};
+use crate::web::device::GuardedDevice;
+use crate::web::encoder::thrown;
+
+/// `size`, or the rest of the buffer (`None`), as the JavaScript half reads it.
+fn size_or_rest(size: Option<u64>) -> f64 {
+    size.map_or(-1.0, |s| s as f64)
+}
+
+impl GuardedDevice {
+    /// `buffer.mapAsync(mode, offset, size)`; `size` `None`: to the end. `Err`
+    /// names the buffer and why: [`FaultKind::DeviceLost`] when the device is
+    /// lost (before, during or as the map settles), [`FaultKind::Exception`]
+    /// otherwise (the buffer destroyed or unmapped first, a bad range).
+    #[track_caller]
+    pub fn map_async(
+        &self,
+        buffer: &GpuBuffer,
+        mode: MapModes,
+        offset: u64,
+        size: Option<u64>,
+    ) -> impl std::future::Future<Output = Result<(), Fault>> + 'static {
+        let site = CallSite::here();
+        let device = self.clone();
+        let label = buffer.label();
+        let promise = try_map_async(
+            buffer.as_ref(),
+            mode.bits(),
+            offset as f64,
+            size_or_rest(size),
+        );
+        async move {
+            let settled = crate::web::wait::settled(&promise).await;
+            let lost = || {
+                Fault::new(
+                    FaultKind::DeviceLost,
+                    format!("mapAsync: the device of \"{label}\" is lost: nothing was read"),
+                )
+                .on_object(&label)
+                .at(site)
+            };
+            match settled {
+                Err(_) if device.is_lost() => Err(lost()),
+                Err(e) => Err(thrown(&label, "mapAsync", site, e)),
+                Ok(_) if device.is_lost() => Err(lost()),
+                Ok(_) => Ok(()),
+            }
+        }
+    }
+
+    /// `buffer.getMappedRange(offset, size)`, once [`Self::map_async`] is done.
+    #[track_caller]
+    pub fn get_mapped_range(
+        &self,
+        buffer: &GpuBuffer,
+        offset: u64,
+        size: Option<u64>,
+    ) -> Result<js_sys::ArrayBuffer, Fault> {
+        try_get_mapped_range(buffer.as_ref(), offset as f64, size_or_rest(size))
+            .map_err(|e| thrown(&buffer.label(), "getMappedRange", CallSite::here(), e))
+    }
+
+    /// `buffer.unmap()`.
+    #[track_caller]
+    pub fn unmap(&self, buffer: &GpuBuffer) -> Result<(), Fault> {
+        try_unmap(buffer.as_ref())
+            .map_err(|e| thrown(&buffer.label(), "unmap", CallSite::here(), e))
+    }
+
+    /// Reads `size` bytes of `buffer` from `offset` (a `MAP_READ` buffer the
+    /// GPU copied into): maps it, copies the bytes out and unmaps it, on every
+    /// path. The errors of [`Self::map_async`].
+    #[track_caller]
+    pub fn read_buffer(
+        &self,
+        buffer: &GpuBuffer,
+        offset: u64,
+        size: u64,
+    ) -> impl std::future::Future<Output = Result<Vec<u8>, Fault>> + 'static {
+        let site = CallSite::here();
+        let mapped = self.map_async(buffer, MapModes::READ, offset, Some(size));
+        let (device, buffer) = (self.clone(), buffer.clone());
+        async move {
+            mapped.await?;
+            let bytes = try_get_mapped_range(buffer.as_ref(), offset as f64, size as f64)
+                .map(|range| js_sys::Uint8Array::new(&range).to_vec())
+                .map_err(|e| thrown(&buffer.label(), "getMappedRange", site, e));
+            let unmapped = try_unmap(buffer.as_ref());
+            let bytes = bytes?;
+            if device.is_lost() {
+                return Err(Fault::new(
+                    FaultKind::DeviceLost,
+                    format!(
+                        "mapAsync: the device of \"{}\" is lost: nothing was read",
+                        buffer.label()
+                    ),
+                )
+                .on_object(buffer.label())
+                .at(site));
+            }
+            unmapped.map_err(|e| thrown(&buffer.label(), "unmap", site, e))?;
+            Ok(bytes)
+        }
+    }
+}
