@@ -11,6 +11,7 @@ export function try_draw(o, vertex_count, instance_count, first_vertex, first_in
 export function try_draw_indexed(o, index_count, instance_count, first_index, base_vertex, first_instance) { return o.drawIndexed(index_count, instance_count, first_index, base_vertex, first_instance); }
 export function try_draw_indirect(o, buffer, offset) { return o.drawIndirect(buffer, offset); }
 export function try_draw_indexed_indirect(o, buffer, offset) { return o.drawIndexedIndirect(buffer, offset); }
+export function try_set_immediates(o, offset, data) { return o.setImmediates(offset, data); }
 export function try_push_debug_group(o, label) { return o.pushDebugGroup(label); }
 export function try_pop_debug_group(o) { return o.popDebugGroup(); }
 export function try_insert_debug_marker(o, label) { return o.insertDebugMarker(label); }

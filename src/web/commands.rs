@@ -80,6 +80,8 @@ extern "C" {
         offset: f64,
     ) -> Result<(), JsValue>;
     #[wasm_bindgen(catch)]
+    fn try_set_immediates(o: &JsValue, range_offset: u32, data: &[u8]) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch)]
     fn try_push_debug_group(o: &JsValue, label: &str) -> Result<(), JsValue>;
     #[wasm_bindgen(catch)]
     fn try_pop_debug_group(o: &JsValue) -> Result<(), JsValue>;
@@ -228,6 +230,22 @@ macro_rules! debug_commands {
             pub fn insert_debug_marker(&self, marker: &str) -> Result<(), Fault> {
                 try_insert_debug_marker(self.raw.as_ref(), marker)
                     .map_err(|e| thrown(&self.label, "insertDebugMarker", CallSite::here(), e))
+            }
+        }
+    };
+}
+
+/// `setImmediates`, on the encoders that have it.
+macro_rules! immediate_commands {
+    ($ty:ty) => {
+        impl $ty {
+            /// `setImmediates(range_offset, data)`: immediate data for the next
+            /// draws or dispatches (where the engine offers it; elsewhere an
+            /// `Err` naming the call).
+            #[track_caller]
+            pub fn set_immediates(&self, range_offset: u32, data: &[u8]) -> Result<(), Fault> {
+                try_set_immediates(self.raw.as_ref(), range_offset, data)
+                    .map_err(|e| thrown(&self.label, "setImmediates", CallSite::here(), e))
             }
         }
     };
@@ -394,6 +412,9 @@ debug_commands!(RenderPass);
 debug_commands!(RenderBundleEncoder);
 debug_commands!(ComputePass);
 debug_commands!(CommandEncoder);
+immediate_commands!(RenderPass);
+immediate_commands!(RenderBundleEncoder);
+immediate_commands!(ComputePass);
 
 impl RenderPass {
     /// `setScissorRect(x, y, width, height)`, in pixels of the attachments.
