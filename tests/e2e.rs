@@ -2013,3 +2013,101 @@ async fn a_page_hidden_during_a_storm_beacons_what_waits(browser: Browser) -> Te
     s.quit().await?;
     Ok(())
 }
+
+impl Session {
+    /// The flock example's `flockStatus()`.
+    async fn flock(&self) -> WebDriverResult<Value> {
+        self.eval("return window.flockStatus()").await
+    }
+
+    /// Pauses the flock and waits until its snapshot is the paused state.
+    async fn pause_the_flock(&self) -> WebDriverResult<Value> {
+        self.eval("window.flockPause(true); return true").await?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let f = self.flock().await?;
+            if f["snapshotOwed"] == false && f["reading"] == false && num(&f, "snapshots") > 0 {
+                return Ok(f);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the paused flock was never snapshotted: {f}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+on_both!(gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot);
+/// A flock stepped on the GPU every frame (`examples/flock`): nothing on the CPU
+/// knows where the particles are. Paused (and snapshotted), its picture is the
+/// same after `matarGPU()` and after a real GPU-process crash (Chromium by CDP;
+/// Firefox by killing its GPU process), and differs from the flock's start: the
+/// new devices started from the snapshot, not from the beginning.
+async fn gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot(
+    browser: Browser,
+) -> TestResult {
+    let flags = if browser == Browser::Firefox {
+        Flags::FirefoxGpuProcess
+    } else {
+        Flags::WebGpuCrashes
+    };
+    let s = session(browser, flags).await?;
+    s.driver.goto(s.server.url("flock/index.html")).await?;
+    s.wait_running(1).await?;
+    s.eval("window.flockPause(true); return true").await?;
+    let start = s.element_image("canvas").await?;
+    s.eval("window.flockPause(false); return true").await?;
+    // Two seconds of steps, and a few snapshots on the way.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let f = s.pause_the_flock().await?;
+    let before = s.status().await?;
+    let paused = s.element_image("canvas").await?;
+    let moved = start.differing_pixels(&paused);
+    eprintln!(
+        "{}: flock {f}; {moved} pixels moved since the start",
+        browser.name()
+    );
+    assert!(
+        moved > 1_000,
+        "the flock did not move: {moved} pixels differ"
+    );
+
+    s.eval("window.matarGPU(); return true").await?;
+    let (after, _) = s.wait_recovered(2).await?;
+    assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+    assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
+    let image = s.element_image("canvas").await?;
+    assert_eq!(
+        paused.differing_pixels_saved(&image, &format!("flock-matar-{}", browser.name())),
+        0,
+        "the flock after matarGPU() is not the paused one"
+    );
+
+    let generation = after["generation"].as_u64().unwrap_or(2);
+    if browser == Browser::Firefox {
+        s.driver_process.kill_gpu_process()?;
+    } else {
+        s.crash_gpu_process().await?;
+    }
+    s.wait_running(generation + 1).await?;
+    // The first frames on the new device: let them land.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let image = s.element_image("canvas").await?;
+    assert_eq!(
+        paused.differing_pixels_saved(&image, &format!("flock-crash-{}", browser.name())),
+        0,
+        "the flock after a GPU-process crash is not the paused one"
+    );
+    // Going on again, it moves.
+    s.eval("window.flockPause(false); return true").await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let later = s.element_image("canvas").await?;
+    assert!(
+        paused.differing_pixels(&later) > 0,
+        "the flock no longer moves"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}

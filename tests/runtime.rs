@@ -202,7 +202,7 @@ fn runtime_with(options: RuntimeOptions) -> Runtime<ClearApp> {
     canvas.set_width(64);
     canvas.set_height(64);
     document.body().unwrap().append_child(&canvas).unwrap();
-    Runtime::new(Rc::new(ClearApp::default()), canvas, options)
+    Runtime::new(ClearApp::default(), canvas, options)
 }
 
 async fn wait_state(r: &Runtime<ClearApp>, state: &str, generation: u64) {
@@ -1240,11 +1240,7 @@ async fn a_canvas_hidden_or_not_in_the_document_at_start_is_pinned_once_shown() 
             canvas.style().set_property("display", "none").unwrap();
             document.body().unwrap().append_child(&canvas).unwrap();
         }
-        let r = Runtime::new(
-            Rc::new(ClearApp::default()),
-            canvas,
-            RuntimeOptions::default(),
-        );
+        let r = Runtime::new(ClearApp::default(), canvas, RuntimeOptions::default());
         r.start();
         wait_state(&r, "running", 1).await;
         let style = r.canvas().style();

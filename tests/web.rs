@@ -2110,7 +2110,7 @@ async fn a_runtime_starts_whatever_the_engine_s_wording() {
     canvas.set_width(16);
     canvas.set_height(16);
     document.body().unwrap().append_child(&canvas).unwrap();
-    let runtime = webgpu_guard::web::Runtime::new(Rc::new(ShaderApp), canvas, Default::default());
+    let runtime = webgpu_guard::web::Runtime::new(ShaderApp, canvas, Default::default());
     runtime.start();
     for _ in 0..150 {
         let status = runtime.status();

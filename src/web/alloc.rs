@@ -150,8 +150,10 @@ impl<T: GpuResource> Tracked<T> {
         }
     }
 
-    /// The label.
-    pub fn label(&self) -> &str {
+    /// The label the ledger counts it under. (`label()` through `Deref` is
+    /// web-sys's, read from the object: the same text unless something set it
+    /// since.)
+    pub fn ledger_label(&self) -> &str {
         &self.label
     }
 

@@ -45,6 +45,7 @@ pub mod runtime;
 pub mod scope;
 pub mod shader;
 mod sizer;
+pub mod snapshot;
 #[doc(hidden)]
 pub mod text;
 #[doc(hidden)]

@@ -76,11 +76,7 @@ pub fn runtime() -> Runtime<CrashApp> {
     canvas.set_width(64);
     canvas.set_height(64);
     document.body().unwrap().append_child(&canvas).unwrap();
-    Runtime::new(
-        Rc::new(CrashApp::default()),
-        canvas,
-        RuntimeOptions::default(),
-    )
+    Runtime::new(CrashApp::default(), canvas, RuntimeOptions::default())
 }
 
 /// Waits `ms` on a plain JavaScript timer.

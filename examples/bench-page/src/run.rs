@@ -304,7 +304,7 @@ async fn recovery_figures() -> Result<String, String> {
     let scene = SceneData::from_payload(&payload)?;
     let assets_ms = now_ms() - t0;
     let app = Rc::new(DemoApp::new(scene, true, DemoApp::default_ladder()));
-    let runtime = Runtime::new(app.clone(), canvas, RuntimeOptions::default());
+    let runtime = Runtime::with_shared_app(app.clone(), canvas, RuntimeOptions::default());
     runtime.start();
     let wait = |generation: u64| {
         let runtime = runtime.clone();

@@ -304,7 +304,7 @@ pub async fn run() {
             options.supervisor.crash_loop_deaths = u32::MAX;
         }
     }
-    let runtime = Runtime::new(app.clone(), canvas.clone(), options);
+    let runtime = Runtime::with_shared_app(app.clone(), canvas.clone(), options);
     if let Some(level) = get("level").as_deref().and_then(DiagnosticsLevel::parse) {
         runtime.set_level(level);
     }

@@ -50,7 +50,10 @@ pub use status::{InitTimings, Status};
 /// The application the runtime drives. Keep application state (camera, scene,
 /// time) in `Self`, GPU objects in `Resources`: resources are rebuilt after a loss,
 /// `Self` is not. Data that lives only on the GPU (a storage buffer a compute pass
-/// fills, a render target) is not restored: `build` recomputes it.
+/// fills, a render target) is not restored: `build` recomputes it. State that
+/// builds up on the GPU (a simulation stepped every frame) cannot be recomputed:
+/// keep a [`crate::web::snapshot::GpuSnapshot`] in `Self` and start `build` from
+/// its last copy (`examples/flock`).
 pub trait App: 'static {
     /// Every GPU object the application needs; dropped (and so released) on loss.
     type Resources: 'static;
@@ -223,7 +226,6 @@ struct Inner<A: App> {
 /// last handle, which cancels its pending animation frame and timers.
 ///
 /// ```no_run
-/// # use std::rc::Rc;
 /// # use webgpu_guard::web::{App, GpuContext, FrameInfo, Runtime};
 /// # use webgpu_guard::web::runtime::RuntimeOptions;
 /// # struct MyApp;
@@ -233,7 +235,7 @@ struct Inner<A: App> {
 /// #     fn frame(&self, _: &GpuContext, _: &(), _: &FrameInfo) -> Result<(), webgpu_guard::Fault> { Ok(()) }
 /// # }
 /// # fn demo(canvas: web_sys::HtmlCanvasElement) {
-/// let runtime = Runtime::new(Rc::new(MyApp), canvas, RuntimeOptions::default());
+/// let runtime = Runtime::new(MyApp, canvas, RuntimeOptions::default());
 /// runtime.on_fallback(|fallback| web_sys::console::error_1(&fallback.message().into()));
 /// runtime.start();
 /// # }
@@ -301,7 +303,7 @@ impl<A: App> Runtime<A> {
             ));
         };
         match element.dyn_into::<HtmlCanvasElement>() {
-            Ok(canvas) => Ok(Runtime::new(Rc::new(app), canvas, options)),
+            Ok(canvas) => Ok(Runtime::new(app, canvas, options)),
             Err(other) => Err(Fault::new(
                 FaultKind::Exception,
                 format!(
@@ -312,9 +314,18 @@ impl<A: App> Runtime<A> {
         }
     }
 
-    /// Creates the runtime; nothing happens until [`Runtime::start`].
+    /// Creates the runtime; nothing happens until [`Runtime::start`]. The
+    /// application is reached again with [`Runtime::app`] (input handlers,
+    /// console functions); [`Runtime::with_shared_app`] takes one already
+    /// shared.
     #[must_use = "a runtime does nothing until it is started"]
-    pub fn new(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
+    pub fn new(app: A, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
+        Runtime::with_shared_app(Rc::new(app), canvas, options)
+    }
+
+    /// As [`Runtime::new`], for an application the caller already shares.
+    #[must_use = "a runtime does nothing until it is started"]
+    pub fn with_shared_app(app: Rc<A>, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
         let supervisor = Supervisor::new(options.supervisor);
         Runtime {
             inner: Rc::new(Inner {

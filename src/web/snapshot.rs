@@ -1,0 +1,170 @@
+//! State that builds up on the GPU (a simulation stepped by a compute pass, an
+//! accumulation buffer) and must survive a loss. The contract "`build`
+//! recomputes GPU-only data" does not cover it: nothing on the CPU can
+//! recompute it. A [`GpuSnapshot`] reads such a buffer back every N frames and
+//! keeps the last bytes that arrived whole, in the application's state (which a
+//! loss keeps); `build` starts the new device's buffer from them.
+//!
+//! A read that a loss interrupts ends in an `Err` (the readback contract of
+//! [`GuardedDevice::read_buffer`](crate::web::GuardedDevice::read_buffer)) and
+//! leaves the last snapshot as it was: a loss costs at most the frames since it,
+//! and [`Snapshot::frame`] says which frame the state is from.
+//!
+//! ```ignore
+//! // In the application's state (kept across losses):
+//! snapshot: GpuSnapshot::new("flock", 30),
+//! // In build: the new device starts from the last snapshot, if any.
+//! let start = self.snapshot.latest().map(|s| s.bytes).unwrap_or_else(initial_state);
+//! let state = gpu.device.create_buffer_init("flock", usage, &start)?;
+//! // In frame, after the frame's submit: every 30 frames, read it back.
+//! self.snapshot.capture(gpu, info.frame, &r.state, size)?;
+//! ```
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use web_sys::GpuBuffer;
+
+use crate::fault::Fault;
+use crate::usage::BufferUsages;
+use crate::web::init::GpuContext;
+
+/// The bytes of one snapshot and the frame they are from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The frame after whose submit the bytes were copied.
+    pub frame: u64,
+    /// The buffer's bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Reads a buffer back every N frames and keeps the last whole copy. Cheap to
+/// clone (clones share the snapshot).
+#[derive(Clone, Debug)]
+pub struct GpuSnapshot {
+    label: String,
+    every_frames: u64,
+    state: Rc<RefCell<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    latest: Option<Snapshot>,
+    /// A read is in flight.
+    reading: bool,
+    /// The frame of the last capture started.
+    last_capture: Option<u64>,
+    taken: u64,
+    interrupted: u64,
+}
+
+impl GpuSnapshot {
+    /// A snapshot of a buffer labelled `label`, taken every `every_frames`
+    /// frames (at least 1).
+    pub fn new(label: &str, every_frames: u64) -> Self {
+        GpuSnapshot {
+            label: label.to_string(),
+            every_frames: every_frames.max(1),
+            state: Rc::new(RefCell::new(State::default())),
+        }
+    }
+
+    /// The last snapshot that arrived whole, if any.
+    pub fn latest(&self) -> Option<Snapshot> {
+        self.state.try_borrow().ok().and_then(|s| s.latest.clone())
+    }
+
+    /// Snapshots taken whole so far.
+    pub fn taken(&self) -> u64 {
+        self.state.try_borrow().map_or(0, |s| s.taken)
+    }
+
+    /// Reads a loss (or a destroyed buffer) interrupted.
+    pub fn interrupted(&self) -> u64 {
+        self.state.try_borrow().map_or(0, |s| s.interrupted)
+    }
+
+    /// Whether a read is in flight.
+    pub fn reading(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.reading)
+    }
+
+    /// Call after the frame's submit. When `every_frames` frames have passed
+    /// since the last capture and no read is in flight, copies the first `size`
+    /// bytes of `source` (a buffer with `COPY_SRC` usage) into a staging buffer
+    /// in a submit of its own (so it sees the frame's work) and reads them back;
+    /// they become [`Self::latest`] once they arrive whole. Returns whether a
+    /// capture started. The staging buffer is labelled and counted while the
+    /// read is in flight, then destroyed.
+    #[track_caller]
+    pub fn capture(
+        &self,
+        gpu: &GpuContext,
+        frame: u64,
+        source: &GpuBuffer,
+        size: u64,
+    ) -> Result<bool, Fault> {
+        let due = self.state.try_borrow().is_ok_and(|s| {
+            !s.reading
+                && s.last_capture
+                    .is_none_or(|last| frame >= last + self.every_frames)
+        });
+        if !due {
+            return Ok(false);
+        }
+        self.capture_now(gpu, frame, source, size)
+    }
+
+    /// As [`Self::capture`], now, whatever the count (an application about to
+    /// pause, or that must not lose the frames since the last one); still not
+    /// while a read is in flight.
+    #[track_caller]
+    pub fn capture_now(
+        &self,
+        gpu: &GpuContext,
+        frame: u64,
+        source: &GpuBuffer,
+        size: u64,
+    ) -> Result<bool, Fault> {
+        let Ok(mut state) = self.state.try_borrow_mut() else {
+            return Ok(false);
+        };
+        if state.reading {
+            return Ok(false);
+        }
+        let device = &gpu.device;
+        let staging = device.create_buffer(
+            &format!("{}-snapshot", self.label),
+            size,
+            BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        )?;
+        let encoder = device.create_command_encoder(&format!("{}-snapshot", self.label))?;
+        encoder.copy_buffer_to_buffer(source, 0, &staging, 0, size)?;
+        device.submit(&[encoder.finish()?])?;
+        state.reading = true;
+        state.last_capture = Some(frame);
+        drop(state);
+        let read = device.read_buffer(&staging, 0, size);
+        let shared = Rc::downgrade(&self.state);
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = read.await;
+            // Destroyed and uncounted once read (or once the read failed).
+            drop(staging);
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let Ok(mut state) = shared.try_borrow_mut() else {
+                return;
+            };
+            state.reading = false;
+            match outcome {
+                Ok(bytes) => {
+                    state.latest = Some(Snapshot { frame, bytes });
+                    state.taken += 1;
+                }
+                Err(_) => state.interrupted += 1,
+            }
+        });
+        Ok(true)
+    }
+}
