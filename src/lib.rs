@@ -44,7 +44,7 @@ impl App for Hello {
     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
         let time = [info.time_ms as f32; 4];
         let bytes: Vec<u8> = time.iter().flat_map(|t| t.to_le_bytes()).collect();
-        gpu.device.queue().write_buffer_with_u32_and_u8_slice(&r.uniforms, 0, &bytes)?;
+        gpu.device.write_buffer(&r.uniforms, 0, &bytes)?;
         Ok(())
     }
 }
@@ -133,7 +133,10 @@ pub mod prelude {
     pub use crate::fault::{Fault, FaultKind};
     pub use crate::frame_sampling::FrameSampling;
     pub use crate::supervisor::Fallback;
+    pub use crate::telemetry::outbox::ExportConfig;
+    pub use crate::usage::MapModes;
     pub use crate::usage::{BufferUsages, ShaderStages, TextureUsages};
+    pub use crate::web::snapshot::GpuSnapshot;
     pub use crate::web::{
         nullable, App, Binding, DiagnosticsLevel, FrameInfo, GpuContext, GuardedDevice, HttpSink,
         Runtime, RuntimeOptions, SamplerSpec, TextureSpec, Tracked, WeakRuntime,

@@ -641,7 +641,17 @@ impl GuardedDevice {
     }
 
     /// `queue.writeTexture(destination, data, layout, size)`: CPU bytes into a
-    /// texture (no staging buffer, no 256-byte row alignment).
+    /// texture (no staging buffer, no 256-byte row alignment). The web-sys
+    /// features to list: `GpuTexelCopyTextureInfo`, `GpuTexelCopyBufferLayout`,
+    /// `GpuExtent3dDict`.
+    ///
+    /// ```ignore
+    /// let layout = GpuTexelCopyBufferLayout::new();
+    /// layout.set_bytes_per_row(width * 4); // RGBA8
+    /// let size = GpuExtent3dDict::new(width);
+    /// size.set_height(height);
+    /// device.write_texture(&GpuTexelCopyTextureInfo::new(&texture), &rgba, &layout, &size)?;
+    /// ```
     #[track_caller]
     pub fn write_texture(
         &self,

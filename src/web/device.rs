@@ -24,6 +24,12 @@ struct Inner {
 
 /// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
 ///
+/// Every WebGPU method has a counterpart here or on the encoders it makes,
+/// or needs none (`texture.create_view()` and `pipeline.get_bind_group_layout()`
+/// are called on the web-sys objects directly: the one catches, the other
+/// never throws); `docs/coverage.md` in the repository has the table, method by
+/// method.
+///
 /// ```no_run
 /// # async fn demo(raw: web_sys::GpuDevice) -> Result<(), webgpu_guard::Fault> {
 /// use webgpu_guard::{usage::BufferUsages, web::GuardedDevice};

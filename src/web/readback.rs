@@ -3,6 +3,30 @@
 //! settles) ends in an `Err` naming the buffer and the cause, never in an
 //! unhandled rejection or a trap, and a map that resolves on a device known to
 //! be lost is not read as data.
+//!
+//! The methods are on [`GuardedDevice`]: [`GuardedDevice::read_buffer`] (map,
+//! copy out, unmap), [`GuardedDevice::map_async`],
+//! [`GuardedDevice::get_mapped_range`] and [`GuardedDevice::unmap`]. The order
+//! is WebGPU's: copy into a buffer with `MAP_READ | COPY_DST` usage, `submit`,
+//! then map. The futures are `'static`: from `frame` (which does not await),
+//! hand one to `wasm_bindgen_futures::spawn_local` and keep what it reads in
+//! the application's state:
+//!
+//! ```ignore
+//! let encoder = gpu.device.create_command_encoder("readback")?;
+//! encoder.copy_buffer_to_buffer(&r.results, 0, &r.staging, 0, 16)?;
+//! gpu.device.submit(&[encoder.finish()?])?;
+//! let read = gpu.device.read_buffer(&r.staging, 0, 16);
+//! let into = self.last_read.clone(); // Rc<RefCell<Option<Vec<u8>>>>
+//! wasm_bindgen_futures::spawn_local(async move {
+//!     if let Ok(bytes) = read.await {
+//!         *into.borrow_mut() = Some(bytes);
+//!     } // an Err was a loss or a destroyed buffer: nothing to read
+//! });
+//! ```
+//!
+//! For state that must survive a loss, [`crate::web::snapshot::GpuSnapshot`]
+//! does this every N frames.
 
 use web_sys::GpuBuffer;
 

@@ -53,7 +53,9 @@ pub use status::{InitTimings, Status};
 /// fills, a render target) is not restored: `build` recomputes it. State that
 /// builds up on the GPU (a simulation stepped every frame) cannot be recomputed:
 /// keep a [`crate::web::snapshot::GpuSnapshot`] in `Self` and start `build` from
-/// its last copy (`examples/flock`).
+/// its last copy (`examples/flock`). Keep in `Resources` every buffer and
+/// texture a bind group or a view still uses: a [`Tracked`](crate::web::Tracked)
+/// object destroys its GPU object when dropped.
 pub trait App: 'static {
     /// Every GPU object the application needs; dropped (and so released) on loss.
     type Resources: 'static;
@@ -66,7 +68,8 @@ pub trait App: 'static {
     /// It takes `&self`: the runtime, the page's input handlers and your own
     /// callbacks all hold the application at once (`Runtime::app`), so what a
     /// frame changes lives in a `Cell` (numbers, flags) or a `RefCell` (the
-    /// rest), borrowed for the frame only:
+    /// rest), borrowed for the frame only (the frame's number and time are in
+    /// [`FrameInfo`], no need to count them):
     ///
     /// ```ignore
     /// struct Spin { angle: Cell<f32> }
