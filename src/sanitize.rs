@@ -72,14 +72,20 @@ pub fn redact_user_data(text: &str) -> String {
 /// Replaces every URL (a run without spaces, quotes or brackets that holds
 /// `://`) with `…`.
 fn redact_urls(text: &str) -> String {
-    if !text.contains("://") {
+    if !text.contains("://") && !text.contains('?') && !text.contains("www.") {
         return text.to_string();
     }
     let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;".contains(c);
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
+    // A scheme, a query (`?` and `=`) or a `www.` host: a URL, its query with it.
+    let is_url = |word: &str| {
+        word.contains("://")
+            || (word.contains('?') && word.contains('='))
+            || word.starts_with("www.")
+    };
     let flush = |word: &mut String, out: &mut String| {
-        if word.contains("://") {
+        if is_url(word) {
             out.push('…');
         } else {
             out.push_str(word);
@@ -112,7 +118,17 @@ fn redact_words(text: &str) -> String {
                 digits = 0;
             }
         }
-        word.contains('@') || word.contains('/') || word.contains('\\') || longest >= 4
+        let total: usize = word.chars().filter(char::is_ascii_digit).count();
+        // An address (also URL-encoded), a path, a host or an IP (two dots or
+        // more), a long number, or one cut by dots and dashes (a phone number,
+        // a UUID).
+        word.contains('@')
+            || word.contains("%40")
+            || word.contains('/')
+            || word.contains('\\')
+            || word.matches('.').count() >= 2
+            || longest >= 4
+            || total >= 6
     };
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
@@ -183,6 +199,22 @@ mod tests {
             "[Texture \"…\"]"
         );
         assert_eq!(strict("tex https://x.io/a"), "tex …");
+        assert_eq!(
+            redact_user_data("from cdn.example.com?token=abc now"),
+            "from … now"
+        );
+        assert_eq!(
+            redact_user_data("host 10.0.0.12 id 3f2a9c1e-77b0-4d2e"),
+            "host … id …"
+        );
+        assert_eq!(
+            redact_user_data("call 555-867-530 or ana%40mail"),
+            "call … or …"
+        );
+        assert_eq!(
+            redact_user_data("mip-3 of shadow.wgsl at 0.5"),
+            "mip-3 of shadow.wgsl at 0.5"
+        );
         assert_eq!(strict("globals"), "globals");
     }
 

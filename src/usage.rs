@@ -34,6 +34,11 @@ macro_rules! flag_set {
                 self.0
             }
 
+            /// The set of WebGPU's number `bits` (as an object's `usage` reads).
+            pub const fn from_bits(bits: u32) -> Self {
+                $name(bits)
+            }
+
             /// Whether every flag of `other` is in `self`.
             pub const fn contains(self, other: Self) -> bool {
                 self.0 & other.0 == other.0

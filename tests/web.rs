@@ -2606,7 +2606,12 @@ async fn a_malformed_command_is_an_err_naming_the_call() {
     assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
     assert!(fault.message.starts_with("setBlendConstant: "), "{fault}");
     assert_eq!(fault.origin.object.as_deref(), Some("malformed"));
-    assert!(fault.origin.call_site.is_some());
+    // The caller's line, not the library's.
+    let site = fault.origin.call_site.expect("a call site");
+    assert!(
+        site.file.ends_with("web.rs") && site.file.starts_with("tests"),
+        "{site:?}"
+    );
     pass.end().unwrap();
     assert_stack_balanced(&d).await;
 }

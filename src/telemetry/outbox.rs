@@ -94,7 +94,8 @@ pub enum Verdict {
     Delivered,
     /// Failed and kept: sent again after the delay, in milliseconds.
     RetryIn(u32),
-    /// Refused for good (a 4xx other than 408 and 429): dropped, counted.
+    /// Refused for good (any status but 2xx, 408, 429, 500, 502, 503 and 504):
+    /// dropped, counted.
     Rejected,
 }
 
@@ -281,13 +282,24 @@ impl Outbox {
 
     /// The oldest groups that fit in one body, taken out of `pending`.
     fn take_body(&mut self, now_ms: f64) -> Option<(String, Vec<ExportRecord>)> {
+        self.take_body_within(now_ms, self.config.max_request_bytes)
+    }
+
+    /// The oldest groups that fit in `max_bytes` (one at least), taken out of
+    /// `pending`.
+    fn take_body_within(
+        &mut self,
+        now_ms: f64,
+        max_bytes: usize,
+    ) -> Option<(String, Vec<ExportRecord>)> {
+        let max_bytes = max_bytes.min(self.config.max_request_bytes);
         let mut size = otlp::envelope_len(&self.resource);
         let mut encoded = Vec::new();
         let mut records = Vec::new();
         while let Some(record) = self.pending.front() {
             let json = otlp::record_json(record, now_ms);
             let grown = size + json.len() + usize::from(!encoded.is_empty());
-            if !encoded.is_empty() && grown > self.config.max_request_bytes {
+            if !encoded.is_empty() && grown > max_bytes {
                 break;
             }
             size = grown;
@@ -302,7 +314,7 @@ impl Outbox {
     }
 
     /// Ends the request in flight with `response` at `now_ms`. Its errors are
-    /// delivered, kept for a retry (no answer, 408, 429, 5xx; after the server's
+    /// delivered, kept for a retry (no answer, 408, 429, 500, 502, 503, 504; after the server's
     /// `Retry-After` when it gives one, else after a delay doubling from the
     /// interval to the cap), or dropped (any other status). `None` when no
     /// request was in flight.
@@ -320,7 +332,10 @@ impl Outbox {
                     self.failures_in_a_row = 0;
                     return Some(Verdict::Delivered);
                 }
-                if !matches!(status, 408 | 429 | 500..=599) {
+                // OTLP/HTTP retries 429, 502, 503 and 504; a 500 and a 408 may
+                // pass too. Any other status (501, 505, a 4xx, a redirect the
+                // browser did not follow) will not: dropped, counted.
+                if !matches!(status, 408 | 429 | 500 | 502 | 503 | 504) {
                     self.stats.last_failure =
                         Some(format!("the server refused the request ({status})"));
                     self.stats.dropped += count;
@@ -384,9 +399,15 @@ impl Outbox {
     /// What waits, as one beacon body (the oldest groups that fit), for a page
     /// being hidden or closed; `None` if nothing waits. Hand it back with
     /// [`Self::beacon_sent`] or [`Self::beacon_refused`].
-    pub fn take_beacon(&mut self, now_ms: f64) -> Option<Beacon> {
-        let (body, records) = self.take_body(now_ms)?;
+    pub fn take_beacon(&mut self, now_ms: f64, max_bytes: usize) -> Option<Beacon> {
+        let (body, records) = self.take_body_within(now_ms, max_bytes)?;
         Some(Beacon { body, records })
+    }
+
+    /// Whether the server asked to wait (a failed request's delay or its
+    /// `Retry-After` still runs): a page being hidden then sends nothing.
+    pub fn backing_off(&self, now_ms: f64) -> bool {
+        self.failures_in_a_row > 0 && self.next_ms > now_ms
     }
 
     /// The browser took `beacon` (it sends it, even after the page is gone).
@@ -628,13 +649,13 @@ mod tests {
         add(&mut out, "a", 2, 0.0);
         out.take_request(0.0).unwrap();
         add(&mut out, "b", 3, 1.0);
-        let beacon = out.take_beacon(2.0).unwrap();
+        let beacon = out.take_beacon(2.0, usize::MAX).unwrap();
         assert!(beacon.body.contains("\"b\"") && !beacon.body.contains("\"a\""));
         out.beacon_refused(beacon);
         balanced(&out);
-        let beacon = out.take_beacon(2.0).unwrap();
+        let beacon = out.take_beacon(2.0, usize::MAX).unwrap();
         out.beacon_sent(beacon);
-        assert!(out.take_beacon(3.0).is_none());
+        assert!(out.take_beacon(3.0, usize::MAX).is_none());
         out.finish(ok(), 4.0);
         let s = out.stats();
         assert_eq!(
@@ -642,6 +663,39 @@ mod tests {
             (2, 3, 1, 0)
         );
         balanced(&out);
+    }
+
+    #[test]
+    fn a_beacon_fits_its_budget_and_waits_while_the_server_asked_to() {
+        let mut out = outbox(ExportConfig {
+            interval_ms: 1_000,
+            ..ExportConfig::default()
+        });
+        for i in 0..20 {
+            out.add(
+                FaultKind::Validation,
+                &format!("b{i}"),
+                None,
+                &"x".repeat(200),
+                None,
+                1,
+                0.0,
+            );
+        }
+        let small = out.take_beacon(0.0, 1_500).unwrap();
+        assert!(small.body.len() <= 1_500, "{}", small.body.len());
+        assert!(small.records.len() < 20);
+        out.beacon_refused(small);
+        balanced(&out);
+        assert!(!out.backing_off(0.0));
+        out.take_request(0.0).unwrap();
+        let asked = Response::Status {
+            status: 429,
+            retry_after: Some("30".into()),
+        };
+        out.finish(asked, 0.0);
+        assert!(out.backing_off(29_000.0));
+        assert!(!out.backing_off(30_000.0));
     }
 
     #[test]
@@ -700,7 +754,8 @@ mod tests {
                     out.take_request(now);
                 }
                 5 => {
-                    let status = [200, 204, 400, 408, 413, 429, 500, 503][(next() % 8) as usize];
+                    let status =
+                        [200, 204, 400, 408, 413, 429, 500, 501, 503][(next() % 9) as usize];
                     let retry_after = (next() % 2 == 0).then(|| (next() % 3).to_string());
                     out.finish(
                         Response::Status {
@@ -713,7 +768,7 @@ mod tests {
                 6 => {
                     out.finish(Response::Failed("reset".into()), now);
                 }
-                7 => beacon = beacon.or_else(|| out.take_beacon(now)),
+                7 => beacon = beacon.or_else(|| out.take_beacon(now, 2_000)),
                 _ => {
                     if let Some(b) = beacon.take() {
                         if next() % 2 == 0 {

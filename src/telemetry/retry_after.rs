@@ -30,6 +30,9 @@ fn http_date_ms(value: &str) -> Option<f64> {
     let day: u32 = parts.next()?.parse().ok()?;
     let month = parts.next()?;
     let year: i64 = parts.next()?.parse().ok()?;
+    if !(1970..=9999).contains(&year) {
+        return None;
+    }
     let time = parts.next()?;
     if parts.next()? != "GMT" || parts.next().is_some() {
         return None;
@@ -89,5 +92,11 @@ mod tests {
         assert_eq!(delay_ms("Wed, 02 Foo 2026 12:00:00 GMT", noon), None);
         assert_eq!(delay_ms("Wed, 02 Dec 2026 25:00:00 GMT", noon), None);
         assert_eq!(delay_ms("Wednesday, 02-Dec-26 12:00:00 GMT", noon), None);
+        // A year no arithmetic can overflow on.
+        assert_eq!(
+            delay_ms("Sun, 06 Nov 999999999999 08:49:37 GMT", noon),
+            None
+        );
+        assert_eq!(delay_ms("Sun, 06 Nov 1969 08:49:37 GMT", noon), None);
     }
 }

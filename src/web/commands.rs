@@ -214,22 +214,25 @@ macro_rules! debug_commands {
             /// `pushDebugGroup(label)`: a named group in captures and messages.
             #[track_caller]
             pub fn push_debug_group(&self, group: &str) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_push_debug_group(self.raw.as_ref(), group)
-                    .map_err(|e| thrown(&self.label, "pushDebugGroup", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "pushDebugGroup", site, e))
             }
 
             /// `popDebugGroup()`.
             #[track_caller]
             pub fn pop_debug_group(&self) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_pop_debug_group(self.raw.as_ref())
-                    .map_err(|e| thrown(&self.label, "popDebugGroup", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "popDebugGroup", site, e))
             }
 
             /// `insertDebugMarker(label)`.
             #[track_caller]
             pub fn insert_debug_marker(&self, marker: &str) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_insert_debug_marker(self.raw.as_ref(), marker)
-                    .map_err(|e| thrown(&self.label, "insertDebugMarker", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "insertDebugMarker", site, e))
             }
         }
     };
@@ -244,8 +247,9 @@ macro_rules! immediate_commands {
             /// `Err` naming the call).
             #[track_caller]
             pub fn set_immediates(&self, range_offset: u32, data: &[u8]) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_immediates(self.raw.as_ref(), range_offset, data)
-                    .map_err(|e| thrown(&self.label, "setImmediates", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setImmediates", site, e))
             }
         }
     };
@@ -258,8 +262,9 @@ macro_rules! render_commands {
             /// `setPipeline`.
             #[track_caller]
             pub fn set_pipeline(&self, pipeline: &GpuRenderPipeline) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_pipeline(self.raw.as_ref(), pipeline.as_ref())
-                    .map_err(|e| thrown(&self.label, "setPipeline", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setPipeline", site, e))
             }
 
             /// `setBindGroup(index, group)`.
@@ -269,8 +274,9 @@ macro_rules! render_commands {
                 index: u32,
                 group: Option<&GpuBindGroup>,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_bind_group(self.raw.as_ref(), index, group)
-                    .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setBindGroup", site, e))
             }
 
             /// `setBindGroup(index, group, dynamicOffsets)`.
@@ -281,15 +287,17 @@ macro_rules! render_commands {
                 group: Option<&GpuBindGroup>,
                 dynamic_offsets: &[u32],
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_bind_group_with_offsets(self.raw.as_ref(), index, group, dynamic_offsets)
-                    .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setBindGroup", site, e))
             }
 
             /// `setVertexBuffer(slot, buffer)`: the whole buffer.
             #[track_caller]
             pub fn set_vertex_buffer(&self, slot: u32, buffer: &GpuBuffer) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_vertex_buffer(self.raw.as_ref(), slot, Some(buffer), 0.0, -1.0)
-                    .map_err(|e| thrown(&self.label, "setVertexBuffer", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setVertexBuffer", site, e))
             }
 
             /// `setVertexBuffer(slot, buffer, offset, size)`; `size` `None`: to
@@ -302,6 +310,7 @@ macro_rules! render_commands {
                 offset: u64,
                 size: Option<u64>,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_vertex_buffer(
                     self.raw.as_ref(),
                     slot,
@@ -309,7 +318,7 @@ macro_rules! render_commands {
                     offset as f64,
                     size_or_rest(size),
                 )
-                .map_err(|e| thrown(&self.label, "setVertexBuffer", CallSite::here(), e))
+                .map_err(|e| thrown(&self.label, "setVertexBuffer", site, e))
             }
 
             /// `setIndexBuffer(buffer, format)`: the whole buffer.
@@ -319,8 +328,9 @@ macro_rules! render_commands {
                 buffer: &GpuBuffer,
                 format: GpuIndexFormat,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_index_buffer(self.raw.as_ref(), buffer, &enum_str(format), 0.0, -1.0)
-                    .map_err(|e| thrown(&self.label, "setIndexBuffer", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "setIndexBuffer", site, e))
             }
 
             /// `setIndexBuffer(buffer, format, offset, size)`; `size` `None`: to
@@ -333,6 +343,7 @@ macro_rules! render_commands {
                 offset: u64,
                 size: Option<u64>,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_set_index_buffer(
                     self.raw.as_ref(),
                     buffer,
@@ -340,7 +351,7 @@ macro_rules! render_commands {
                     offset as f64,
                     size_or_rest(size),
                 )
-                .map_err(|e| thrown(&self.label, "setIndexBuffer", CallSite::here(), e))
+                .map_err(|e| thrown(&self.label, "setIndexBuffer", site, e))
             }
 
             /// `draw(vertex_count, instance_count, first_vertex, first_instance)`.
@@ -352,6 +363,7 @@ macro_rules! render_commands {
                 first_vertex: u32,
                 first_instance: u32,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_draw(
                     self.raw.as_ref(),
                     vertex_count,
@@ -359,7 +371,7 @@ macro_rules! render_commands {
                     first_vertex,
                     first_instance,
                 )
-                .map_err(|e| thrown(&self.label, "draw", CallSite::here(), e))
+                .map_err(|e| thrown(&self.label, "draw", site, e))
             }
 
             /// `drawIndexed(index_count, instance_count, first_index, base_vertex,
@@ -373,6 +385,7 @@ macro_rules! render_commands {
                 base_vertex: i32,
                 first_instance: u32,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_draw_indexed(
                     self.raw.as_ref(),
                     index_count,
@@ -381,15 +394,16 @@ macro_rules! render_commands {
                     base_vertex,
                     first_instance,
                 )
-                .map_err(|e| thrown(&self.label, "drawIndexed", CallSite::here(), e))
+                .map_err(|e| thrown(&self.label, "drawIndexed", site, e))
             }
 
             /// `drawIndirect(buffer, offset)`: the draw's arguments read from
             /// `buffer` (a buffer with `INDIRECT` usage).
             #[track_caller]
             pub fn draw_indirect(&self, buffer: &GpuBuffer, offset: u64) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_draw_indirect(self.raw.as_ref(), buffer, offset as f64)
-                    .map_err(|e| thrown(&self.label, "drawIndirect", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "drawIndirect", site, e))
             }
 
             /// `drawIndexedIndirect(buffer, offset)`.
@@ -399,8 +413,9 @@ macro_rules! render_commands {
                 buffer: &GpuBuffer,
                 offset: u64,
             ) -> Result<(), Fault> {
+                let site = CallSite::here();
                 try_draw_indexed_indirect(self.raw.as_ref(), buffer, offset as f64)
-                    .map_err(|e| thrown(&self.label, "drawIndexedIndirect", CallSite::here(), e))
+                    .map_err(|e| thrown(&self.label, "drawIndexedIndirect", site, e))
             }
         }
     };
@@ -420,48 +435,54 @@ impl RenderPass {
     /// `setScissorRect(x, y, width, height)`, in pixels of the attachments.
     #[track_caller]
     pub fn set_scissor_rect(&self, x: u32, y: u32, width: u32, height: u32) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_set_scissor_rect(self.raw.as_ref(), x, y, width, height)
-            .map_err(|e| thrown(&self.label, "setScissorRect", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setScissorRect", site, e))
     }
 
     /// `setBlendConstant({r, g, b, a})`.
     #[track_caller]
     pub fn set_blend_constant(&self, rgba: [f64; 4]) -> Result<(), Fault> {
+        let site = CallSite::here();
         let [r, g, b, a] = rgba;
         try_set_blend_constant(self.raw.as_ref(), r, g, b, a)
-            .map_err(|e| thrown(&self.label, "setBlendConstant", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setBlendConstant", site, e))
     }
 
     /// `setStencilReference(reference)`.
     #[track_caller]
     pub fn set_stencil_reference(&self, reference: u32) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_set_stencil_reference(self.raw.as_ref(), reference)
-            .map_err(|e| thrown(&self.label, "setStencilReference", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setStencilReference", site, e))
     }
 
     /// `executeBundles(bundles)`.
     #[track_caller]
     pub fn execute_bundles(&self, bundles: &[&GpuRenderBundle]) -> Result<(), Fault> {
+        let site = CallSite::here();
         let array = js_sys::Array::new();
         for bundle in bundles {
             array.push(bundle);
         }
         try_execute_bundles(self.raw.as_ref(), &array)
-            .map_err(|e| thrown(&self.label, "executeBundles", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "executeBundles", site, e))
     }
 
     /// `beginOcclusionQuery(index)`: into the pass's `occlusionQuerySet`.
     #[track_caller]
     pub fn begin_occlusion_query(&self, index: u32) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_begin_occlusion_query(self.raw.as_ref(), index)
-            .map_err(|e| thrown(&self.label, "beginOcclusionQuery", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "beginOcclusionQuery", site, e))
     }
 
     /// `endOcclusionQuery()`.
     #[track_caller]
     pub fn end_occlusion_query(&self) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_end_occlusion_query(self.raw.as_ref())
-            .map_err(|e| thrown(&self.label, "endOcclusionQuery", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "endOcclusionQuery", site, e))
     }
 }
 
@@ -474,8 +495,9 @@ impl ComputePass {
         group: Option<&GpuBindGroup>,
         dynamic_offsets: &[u32],
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_set_bind_group_with_offsets(self.raw.as_ref(), index, group, dynamic_offsets)
-            .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setBindGroup", site, e))
     }
 
     /// `dispatchWorkgroupsIndirect(buffer, offset)`.
@@ -503,8 +525,9 @@ impl CommandEncoder {
         &self,
         desc: &GpuComputePassDescriptor,
     ) -> Result<ComputePass, Fault> {
+        let site = CallSite::here();
         let raw = try_begin_compute_pass_with(self.raw.as_ref(), desc)
-            .map_err(|e| thrown(&self.label, "beginComputePass", CallSite::here(), e))?;
+            .map_err(|e| thrown(&self.label, "beginComputePass", site, e))?;
         Ok(ComputePass::from_raw(raw, &self.label))
     }
 
@@ -516,8 +539,9 @@ impl CommandEncoder {
         offset: u64,
         size: Option<u64>,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_clear_buffer_range(self.raw.as_ref(), buffer, offset as f64, size_or_rest(size))
-            .map_err(|e| thrown(&self.label, "clearBuffer", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "clearBuffer", site, e))
     }
 
     /// `copyBufferToTexture(source, destination, size)`.
@@ -528,8 +552,9 @@ impl CommandEncoder {
         destination: &GpuTexelCopyTextureInfo,
         size: &GpuExtent3dDict,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_copy_buffer_to_texture(self.raw.as_ref(), source, destination, size)
-            .map_err(|e| thrown(&self.label, "copyBufferToTexture", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "copyBufferToTexture", site, e))
     }
 
     /// `copyTextureToBuffer(source, destination, size)`.
@@ -540,8 +565,9 @@ impl CommandEncoder {
         destination: &GpuTexelCopyBufferInfo,
         size: &GpuExtent3dDict,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_copy_texture_to_buffer(self.raw.as_ref(), source, destination, size)
-            .map_err(|e| thrown(&self.label, "copyTextureToBuffer", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "copyTextureToBuffer", site, e))
     }
 
     /// `copyTextureToTexture(source, destination, size)`.
@@ -552,8 +578,9 @@ impl CommandEncoder {
         destination: &GpuTexelCopyTextureInfo,
         size: &GpuExtent3dDict,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_copy_texture_to_texture(self.raw.as_ref(), source, destination, size)
-            .map_err(|e| thrown(&self.label, "copyTextureToTexture", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "copyTextureToTexture", site, e))
     }
 
     /// `resolveQuerySet(set, first, count, destination, offset)`.
@@ -566,6 +593,7 @@ impl CommandEncoder {
         destination: &GpuBuffer,
         destination_offset: u64,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_resolve_query_set(
             self.raw.as_ref(),
             set,
@@ -574,7 +602,7 @@ impl CommandEncoder {
             destination,
             destination_offset as f64,
         )
-        .map_err(|e| thrown(&self.label, "resolveQuerySet", CallSite::here(), e))
+        .map_err(|e| thrown(&self.label, "resolveQuerySet", site, e))
     }
 }
 
@@ -595,10 +623,11 @@ impl RenderBundleEncoder {
     /// Finishes the bundle, labelled as the encoder.
     #[track_caller]
     pub fn finish(self) -> Result<GpuRenderBundle, Fault> {
+        let site = CallSite::here();
         let desc = GpuRenderBundleDescriptor::new();
         crate::web::text::set_label(&desc, &self.label);
         try_finish_bundle(self.raw.as_ref(), &desc)
-            .map_err(|e| thrown(&self.label, "finish", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "finish", site, e))
     }
 }
 
@@ -611,9 +640,10 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuRenderBundleEncoderDescriptor,
     ) -> Result<RenderBundleEncoder, Fault> {
+        let site = CallSite::here();
         crate::web::text::set_label(desc, label);
         let raw = try_create_render_bundle_encoder(self.raw().as_ref(), desc)
-            .map_err(|e| thrown(label, "createRenderBundleEncoder", CallSite::here(), e))?;
+            .map_err(|e| thrown(label, "createRenderBundleEncoder", site, e))?;
         Ok(RenderBundleEncoder {
             raw,
             label: label.to_string(),
@@ -628,16 +658,18 @@ impl GuardedDevice {
         label: &str,
         desc: &GpuExternalTextureDescriptor,
     ) -> Result<GpuExternalTexture, Fault> {
+        let site = CallSite::here();
         crate::web::text::set_label(desc, label);
         try_import_external_texture(self.raw().as_ref(), desc)
-            .map_err(|e| thrown(label, "importExternalTexture", CallSite::here(), e))
+            .map_err(|e| thrown(label, "importExternalTexture", site, e))
     }
 
     /// `queue.writeBuffer(buffer, offset, data)`.
     #[track_caller]
     pub fn write_buffer(&self, buffer: &GpuBuffer, offset: u64, data: &[u8]) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_write_buffer(self.queue().as_ref(), buffer, offset as f64, data)
-            .map_err(|e| thrown(&buffer.label(), "writeBuffer", CallSite::here(), e))
+            .map_err(|e| thrown(&buffer.label(), "writeBuffer", site, e))
     }
 
     /// `queue.writeTexture(destination, data, layout, size)`: CPU bytes into a
@@ -660,9 +692,10 @@ impl GuardedDevice {
         layout: &GpuTexelCopyBufferLayout,
         size: &GpuExtent3dDict,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_write_texture(self.queue().as_ref(), destination, data, layout, size).map_err(|e| {
             let label = destination.get_texture().label();
-            thrown(&label, "writeTexture", CallSite::here(), e)
+            thrown(&label, "writeTexture", site, e)
         })
     }
 
@@ -675,20 +708,22 @@ impl GuardedDevice {
         destination: &GpuCopyExternalImageDestInfo,
         size: &GpuExtent3dDict,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         try_copy_external_image_to_texture(self.queue().as_ref(), source, destination, size)
             .map_err(|e| {
                 let label = destination.get_texture().label();
-                thrown(&label, "copyExternalImageToTexture", CallSite::here(), e)
+                thrown(&label, "copyExternalImageToTexture", site, e)
             })
     }
 
     /// Waits until the GPU has done the work submitted so far
     /// (`queue.onSubmittedWorkDone()`); `Err` if it rejects (a lost device).
     pub async fn on_submitted_work_done(&self) -> Result<(), Fault> {
+        let site = CallSite::here();
         let promise = try_on_submitted_work_done(self.queue().as_ref());
         crate::web::wait::settled(&promise)
             .await
             .map(|_| ())
-            .map_err(|e| thrown("queue", "onSubmittedWorkDone", CallSite::here(), e))
+            .map_err(|e| thrown("queue", "onSubmittedWorkDone", site, e))
     }
 }

@@ -78,12 +78,12 @@ impl GuardedDevice {
     /// `queue.submit(buffers)`.
     #[track_caller]
     pub fn submit(&self, buffers: &[GpuCommandBuffer]) -> Result<(), Fault> {
+        let site = CallSite::here();
         let array = js_sys::Array::new();
         for buffer in buffers {
             array.push(buffer);
         }
-        c::try_submit(&self.queue(), &array)
-            .map_err(|e| thrown("queue", "submit", CallSite::here(), e))
+        c::try_submit(&self.queue(), &array).map_err(|e| thrown("queue", "submit", site, e))
     }
 }
 
@@ -101,10 +101,11 @@ impl CommandEncoder {
     /// Begins a render pass.
     #[track_caller]
     pub fn begin_render_pass(&self, desc: &GpuRenderPassDescriptor) -> Result<RenderPass, Fault> {
+        let site = CallSite::here();
         let raw = self
             .raw
             .begin_render_pass(desc)
-            .map_err(|e| thrown(&self.label, "beginRenderPass", CallSite::here(), e))?;
+            .map_err(|e| thrown(&self.label, "beginRenderPass", site, e))?;
         Ok(RenderPass {
             raw,
             label: self.label.clone(),
@@ -115,17 +116,19 @@ impl CommandEncoder {
     /// Begins a compute pass.
     #[track_caller]
     pub fn begin_compute_pass(&self) -> Result<ComputePass, Fault> {
+        let site = CallSite::here();
         let desc = GpuComputePassDescriptor::new();
         let raw = c::try_begin_compute_pass(&self.raw, &desc)
-            .map_err(|e| thrown(&self.label, "beginComputePass", CallSite::here(), e))?;
+            .map_err(|e| thrown(&self.label, "beginComputePass", site, e))?;
         Ok(ComputePass::from_raw(raw, &self.label))
     }
 
     /// `clearBuffer(buffer)`.
     #[track_caller]
     pub fn clear_buffer(&self, buffer: &GpuBuffer) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_clear_buffer(&self.raw, buffer)
-            .map_err(|e| thrown(&self.label, "clearBuffer", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "clearBuffer", site, e))
     }
 
     /// `copyBufferToBuffer(source, source_offset, destination, destination_offset, size)`.
@@ -138,6 +141,7 @@ impl CommandEncoder {
         destination_offset: u64,
         size: u64,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_copy_buffer_to_buffer(
             &self.raw,
             source,
@@ -146,13 +150,14 @@ impl CommandEncoder {
             destination_offset as f64,
             size as f64,
         )
-        .map_err(|e| thrown(&self.label, "copyBufferToBuffer", CallSite::here(), e))
+        .map_err(|e| thrown(&self.label, "copyBufferToBuffer", site, e))
     }
 
     /// Finishes the encoder.
     #[track_caller]
     pub fn finish(self) -> Result<GpuCommandBuffer, Fault> {
-        c::try_finish(&self.raw).map_err(|e| thrown(&self.label, "finish", CallSite::here(), e))
+        let site = CallSite::here();
+        c::try_finish(&self.raw).map_err(|e| thrown(&self.label, "finish", site, e))
     }
 }
 
@@ -182,16 +187,17 @@ impl RenderPass {
         min_depth: f32,
         max_depth: f32,
     ) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_set_viewport(&self.raw, x, y, width, height, min_depth, max_depth)
-            .map_err(|e| thrown(&self.label, "setViewport", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setViewport", site, e))
     }
 
     /// Ends the pass.
     #[track_caller]
     pub fn end(mut self) -> Result<(), Fault> {
+        let site = CallSite::here();
         self.open = false;
-        c::try_end_render_pass(&self.raw)
-            .map_err(|e| thrown(&self.label, "end", CallSite::here(), e))
+        c::try_end_render_pass(&self.raw).map_err(|e| thrown(&self.label, "end", site, e))
     }
 }
 
@@ -232,30 +238,33 @@ impl ComputePass {
     /// `setPipeline`.
     #[track_caller]
     pub fn set_pipeline(&self, pipeline: &GpuComputePipeline) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_set_compute_pipeline(&self.raw, pipeline)
-            .map_err(|e| thrown(&self.label, "setPipeline", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setPipeline", site, e))
     }
 
     /// `setBindGroup(index, group)`.
     #[track_caller]
     pub fn set_bind_group(&self, index: u32, group: Option<&GpuBindGroup>) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_set_compute_bind_group(&self.raw, index, group)
-            .map_err(|e| thrown(&self.label, "setBindGroup", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "setBindGroup", site, e))
     }
 
     /// `dispatchWorkgroups(x, y, z)`.
     #[track_caller]
     pub fn dispatch_workgroups(&self, x: u32, y: u32, z: u32) -> Result<(), Fault> {
+        let site = CallSite::here();
         c::try_dispatch_workgroups(&self.raw, x, y, z)
-            .map_err(|e| thrown(&self.label, "dispatchWorkgroups", CallSite::here(), e))
+            .map_err(|e| thrown(&self.label, "dispatchWorkgroups", site, e))
     }
 
     /// Ends the pass.
     #[track_caller]
     pub fn end(mut self) -> Result<(), Fault> {
+        let site = CallSite::here();
         self.open = false;
-        c::try_end_compute_pass(&self.raw)
-            .map_err(|e| thrown(&self.label, "end", CallSite::here(), e))
+        c::try_end_compute_pass(&self.raw).map_err(|e| thrown(&self.label, "end", site, e))
     }
 }
 

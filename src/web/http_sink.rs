@@ -57,6 +57,8 @@ struct Shared {
     outbox: RefCell<Outbox>,
     timer: RefCell<Option<Timeout>>,
     listeners: RefCell<Vec<EventListener>>,
+    /// The body of the keepalive request in flight, in bytes (0 if none).
+    in_flight_bytes: Cell<usize>,
     /// Time spent in the sink's own code taking errors, in ms.
     taking_ms: Cell<f64>,
     /// Time spent in the sink's own code encoding and sending, in ms.
@@ -114,6 +116,7 @@ impl HttpSink {
             outbox: RefCell::new(Outbox::new(config, resource)),
             timer: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
+            in_flight_bytes: Cell::new(0),
             taking_ms: Cell::new(0.0),
             sending_ms: Cell::new(0.0),
         });
@@ -156,7 +159,7 @@ impl HttpSink {
     /// Sends what waits with `navigator.sendBeacon` now (what the sink does
     /// itself when the page is hidden or unloads).
     pub fn flush_with_beacon(&self) {
-        self.inner.sending(|| beacon_everything(&self.inner));
+        self.inner.sending(|| beacon_everything(&self.inner, false));
     }
 
     fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
@@ -272,7 +275,10 @@ fn post_next(shared: &Rc<Shared>) {
             }
         }
     };
-    let keepalive = body.len() <= KEEPALIVE_QUOTA;
+    let keepalive = body.len() <= KEEPALIVE_QUOTA - 1024;
+    shared
+        .in_flight_bytes
+        .set(if keepalive { body.len() } else { 0 });
     let promise = guard_post(&shared.url, &body, &shared.headers, keepalive, timeout_ms);
     let weak: Weak<Shared> = Rc::downgrade(shared);
     wasm_bindgen_futures::spawn_local(async move {
@@ -294,6 +300,7 @@ fn post_next(shared: &Rc<Shared>) {
                     .unwrap_or_else(|| "no answer".to_string()),
             ),
         };
+        shared.in_flight_bytes.set(0);
         shared.sending(|| {
             if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
                 outbox.finish(response, epoch_ms());
@@ -305,19 +312,37 @@ fn post_next(shared: &Rc<Shared>) {
 
 /// Hands everything that waits to `navigator.sendBeacon`, one body at a time,
 /// until the browser refuses one (its quota is spent: the rest waits).
-fn beacon_everything(shared: &Rc<Shared>) {
+/// The bodies share the browser's keepalive quota (64 KiB for every keepalive
+/// request and beacon in flight): each beacon fits in what the request in
+/// flight leaves, and a refused one is tried again at half the size. A page
+/// being hidden (`respect_backoff`) sends nothing while the server asked to
+/// wait; a page unloading sends what it can.
+fn beacon_everything(shared: &Rc<Shared>, respect_backoff: bool) {
     let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
         return;
     };
-    while let Some(beacon) = outbox.take_beacon(epoch_ms()) {
-        if guard_beacon(&shared.url, &beacon.body) {
+    if respect_backoff && outbox.backing_off(epoch_ms()) {
+        return;
+    }
+    // A little under the quota: headers count against it too.
+    let mut budget = (KEEPALIVE_QUOTA - 1024).saturating_sub(shared.in_flight_bytes.get());
+    while budget >= MIN_BEACON_BYTES {
+        let Some(beacon) = outbox.take_beacon(epoch_ms(), budget) else {
+            return;
+        };
+        let sent_bytes = beacon.body.len();
+        if sent_bytes <= budget && guard_beacon(&shared.url, &beacon.body) {
             outbox.beacon_sent(beacon);
+            budget -= sent_bytes;
         } else {
             outbox.beacon_refused(beacon);
-            break;
+            budget /= 2;
         }
     }
 }
+
+/// The smallest beacon worth sending (a few groups).
+const MIN_BEACON_BYTES: usize = 4 * 1024;
 
 /// Beacons what waits when the page is hidden (the last moment a page is sure
 /// to see on a phone) and when it unloads.
@@ -334,13 +359,13 @@ fn flush_when_the_page_goes(shared: &Rc<Shared>) {
             .and_then(|w| w.document())
             .is_some_and(|d| d.hidden());
         if let (true, Some(shared)) = (hidden, weak.upgrade()) {
-            shared.sending(|| beacon_everything(&shared));
+            shared.sending(|| beacon_everything(&shared, true));
         }
     });
     let weak = Rc::downgrade(shared);
     let on_pagehide = EventListener::new(&window, "pagehide", move |_| {
         if let Some(shared) = weak.upgrade() {
-            shared.sending(|| beacon_everything(&shared));
+            shared.sending(|| beacon_everything(&shared, false));
         }
     });
     if let Ok(mut listeners) = shared.listeners.try_borrow_mut() {

@@ -63,8 +63,11 @@ impl GuardedDevice {
             offset as f64,
             size_or_rest(size),
         );
+        // Handled from now on, even if the future is dropped unpolled.
+        let settled = crate::web::wait::settled(&promise);
+        let buffer = buffer.clone();
         async move {
-            let settled = crate::web::wait::settled(&promise).await;
+            let settled = settled.await;
             let lost = || {
                 Fault::new(
                     FaultKind::DeviceLost,
@@ -76,7 +79,11 @@ impl GuardedDevice {
             match settled {
                 Err(_) if device.is_lost() => Err(lost()),
                 Err(e) => Err(thrown(&label, "mapAsync", site, e)),
-                Ok(_) if device.is_lost() => Err(lost()),
+                Ok(_) if device.is_lost() => {
+                    // Mapped on a dead device: let it go unmapped, read nothing.
+                    let _ = try_unmap(buffer.as_ref());
+                    Err(lost())
+                }
                 Ok(_) => Ok(()),
             }
         }
@@ -90,15 +97,16 @@ impl GuardedDevice {
         offset: u64,
         size: Option<u64>,
     ) -> Result<js_sys::ArrayBuffer, Fault> {
+        let site = CallSite::here();
         try_get_mapped_range(buffer.as_ref(), offset as f64, size_or_rest(size))
-            .map_err(|e| thrown(&buffer.label(), "getMappedRange", CallSite::here(), e))
+            .map_err(|e| thrown(&buffer.label(), "getMappedRange", site, e))
     }
 
     /// `buffer.unmap()`.
     #[track_caller]
     pub fn unmap(&self, buffer: &GpuBuffer) -> Result<(), Fault> {
-        try_unmap(buffer.as_ref())
-            .map_err(|e| thrown(&buffer.label(), "unmap", CallSite::here(), e))
+        let site = CallSite::here();
+        try_unmap(buffer.as_ref()).map_err(|e| thrown(&buffer.label(), "unmap", site, e))
     }
 
     /// Reads `size` bytes of `buffer` from `offset` (a `MAP_READ` buffer the

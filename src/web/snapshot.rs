@@ -25,9 +25,10 @@ use std::rc::Rc;
 
 use web_sys::GpuBuffer;
 
-use crate::fault::Fault;
+use crate::fault::{Fault, FaultKind};
 use crate::usage::BufferUsages;
 use crate::web::init::GpuContext;
+use crate::web::scope::{Filter, ScopeSet};
 
 /// The bytes of one snapshot and the frame they are from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +80,8 @@ impl GpuSnapshot {
         self.state.try_borrow().map_or(0, |s| s.taken)
     }
 
-    /// Reads a loss (or a destroyed buffer) interrupted.
+    /// Captures that did not become a snapshot: a loss interrupted the read, or
+    /// the GPU refused the copy.
     pub fn interrupted(&self) -> u64 {
         self.state.try_borrow().map_or(0, |s| s.interrupted)
     }
@@ -133,20 +135,42 @@ impl GpuSnapshot {
             return Ok(false);
         }
         let device = &gpu.device;
+        let usage = BufferUsages::from_bits(source.usage());
+        if (source.size() as u64) < size || !usage.contains(BufferUsages::COPY_SRC) {
+            return Err(Fault::new(
+                FaultKind::Exception,
+                format!(
+                    "snapshot \"{}\": the buffer \"{}\" must have COPY_SRC usage and {size} bytes at least (it has {usage:?}, {} bytes)",
+                    self.label,
+                    source.label(),
+                    source.size()
+                ),
+            )
+            .on_object(source.label()));
+        }
+        let label = format!("{}-snapshot", self.label);
         let staging = device.create_buffer(
-            &format!("{}-snapshot", self.label),
+            &label,
             size,
             BufferUsages::MAP_READ | BufferUsages::COPY_DST,
         )?;
-        let encoder = device.create_command_encoder(&format!("{}-snapshot", self.label))?;
-        encoder.copy_buffer_to_buffer(source, 0, &staging, 0, size)?;
-        device.submit(&[encoder.finish()?])?;
+        // The copy in a validation scope of its own: a copy the GPU refused
+        // leaves zeros in the staging buffer, never read as the state.
+        let scope = ScopeSet::push(device, &[Filter::Validation]);
+        let copied = (|| {
+            let encoder = device.create_command_encoder(&label)?;
+            encoder.copy_buffer_to_buffer(source, 0, &staging, 0, size)?;
+            device.submit(&[encoder.finish()?])
+        })();
+        let checked = scope.close();
+        copied?;
         state.reading = true;
         state.last_capture = Some(frame);
         drop(state);
         let read = device.read_buffer(&staging, 0, size);
         let shared = Rc::downgrade(&self.state);
         wasm_bindgen_futures::spawn_local(async move {
+            let clean = checked.wait().await.is_clean();
             let outcome = read.await;
             // Destroyed and uncounted once read (or once the read failed).
             drop(staging);
@@ -158,11 +182,11 @@ impl GpuSnapshot {
             };
             state.reading = false;
             match outcome {
-                Ok(bytes) => {
+                Ok(bytes) if clean => {
                     state.latest = Some(Snapshot { frame, bytes });
                     state.taken += 1;
                 }
-                Err(_) => state.interrupted += 1,
+                _ => state.interrupted += 1,
             }
         });
         Ok(true)
