@@ -25,6 +25,8 @@ pub enum ObjectKind {
     ShaderModule,
     /// `GPUQuerySet`.
     QuerySet,
+    /// `GPURenderBundle`.
+    RenderBundle,
 }
 
 impl ObjectKind {
@@ -41,6 +43,7 @@ impl ObjectKind {
             ObjectKind::ComputePipeline => "compute-pipeline",
             ObjectKind::ShaderModule => "shader-module",
             ObjectKind::QuerySet => "query-set",
+            ObjectKind::RenderBundle => "render-bundle",
         }
     }
 }

@@ -2538,6 +2538,14 @@ async fn textures_bundles_scissor_and_readback_work_through_the_guard() {
     bundle.draw(3, 1, 0, 0).unwrap();
     bundle.pop_debug_group().unwrap();
     let bundle = bundle.finish().unwrap();
+    assert_eq!(bundle.ledger_label(), "fill-bundle");
+    let counted = d.ledger().borrow().report();
+    assert_eq!(
+        counted
+            .kind(webgpu_guard::ledger::ObjectKind::RenderBundle)
+            .objects,
+        1
+    );
     let view = texture.create_view().unwrap();
     let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
         web_sys::GpuLoadOp::Load,

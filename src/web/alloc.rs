@@ -104,6 +104,9 @@ impl GpuResource for GpuQuerySet {
         self.destroy();
     }
 }
+impl GpuResource for web_sys::GpuRenderBundle {
+    const KIND: ObjectKind = ObjectKind::RenderBundle;
+}
 impl GpuResource for GpuSampler {
     const KIND: ObjectKind = ObjectKind::Sampler;
 }

@@ -17,6 +17,7 @@ use web_sys::{
 };
 
 use crate::fault::{CallSite, Fault};
+use crate::web::alloc::Tracked;
 use crate::web::device::GuardedDevice;
 use crate::web::encoder::{thrown, CommandEncoder, ComputePass, RenderPass};
 use crate::web::js::enum_str;
@@ -612,6 +613,7 @@ impl CommandEncoder {
 pub struct RenderBundleEncoder {
     raw: GpuRenderBundleEncoder,
     label: String,
+    device: GuardedDevice,
 }
 
 impl RenderBundleEncoder {
@@ -620,14 +622,16 @@ impl RenderBundleEncoder {
         &self.raw
     }
 
-    /// Finishes the bundle, labelled as the encoder.
+    /// Finishes the bundle, labelled as the encoder, counted in the ledger
+    /// (released when the `Tracked` bundle is dropped).
     #[track_caller]
-    pub fn finish(self) -> Result<GpuRenderBundle, Fault> {
-        let site = CallSite::here();
+    pub fn finish(self) -> Result<Tracked<GpuRenderBundle>, Fault> {
         let desc = GpuRenderBundleDescriptor::new();
         crate::web::text::set_label(&desc, &self.label);
-        try_finish_bundle(self.raw.as_ref(), &desc)
-            .map_err(|e| thrown(&self.label, "finish", site, e))
+        let raw = self.raw.clone();
+        self.device.track(&self.label, 0, move || {
+            try_finish_bundle(raw.as_ref(), &desc)
+        })
     }
 }
 
@@ -647,6 +651,7 @@ impl GuardedDevice {
         Ok(RenderBundleEncoder {
             raw,
             label: label.to_string(),
+            device: self.clone(),
         })
     }
 
