@@ -69,45 +69,22 @@ pub fn redact_user_data(text: &str) -> String {
     redact_words(&redact_urls(text))
 }
 
-/// Replaces every URL (a run without spaces, quotes or brackets that holds
-/// `://`) with `…`.
+/// Replaces every URL (a run without spaces, quotes or brackets that holds a
+/// scheme, a query or a `www.` host) with `…`, its query with it.
 fn redact_urls(text: &str) -> String {
     if !text.contains("://") && !text.contains('?') && !text.contains("www.") {
         return text.to_string();
     }
-    let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;".contains(c);
-    let mut out = String::with_capacity(text.len());
-    let mut word = String::new();
-    // A scheme, a query (`?` and `=`) or a `www.` host: a URL, its query with it.
-    let is_url = |word: &str| {
+    replace_words(text, "\"'`[](){}<>,;", |word| {
         word.contains("://")
             || (word.contains('?') && word.contains('='))
             || word.starts_with("www.")
-    };
-    let flush = |word: &mut String, out: &mut String| {
-        if is_url(word) {
-            out.push('…');
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for c in text.chars() {
-        if is_separator(c) {
-            flush(&mut word, &mut out);
-            out.push(c);
-        } else {
-            word.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
+    })
 }
 
 /// The word by word pass of [`redact_user_data`].
 fn redact_words(text: &str) -> String {
-    let is_separator = |c: char| c.is_whitespace() || "\"'`[](){}<>,;:=".contains(c);
-    let looks_private = |word: &str| {
+    replace_words(text, "\"'`[](){}<>,;:=", |word| {
         let mut digits = 0;
         let mut longest = 0;
         for c in word.chars() {
@@ -129,11 +106,16 @@ fn redact_words(text: &str) -> String {
             || word.matches('.').count() >= 2
             || longest >= 4
             || total >= 6
-    };
+    })
+}
+
+/// `text` with every word (split on whitespace and `separators`, which are
+/// kept) for which `private` holds replaced by `…`.
+fn replace_words(text: &str, separators: &str, private: impl Fn(&str) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
-        if looks_private(word) {
+        if private(word) {
             out.push('…');
         } else {
             out.push_str(word);
@@ -141,7 +123,7 @@ fn redact_words(text: &str) -> String {
         word.clear();
     };
     for c in text.chars() {
-        if is_separator(c) {
+        if c.is_whitespace() || separators.contains(c) {
             flush(&mut word, &mut out);
             out.push(c);
         } else {
