@@ -204,7 +204,7 @@ extern "C" {
 }
 
 /// A size, or the rest of the buffer (`None`): what the JavaScript half reads.
-fn size_or_rest(size: Option<u64>) -> f64 {
+pub(crate) fn size_or_rest(size: Option<u64>) -> f64 {
     size.map_or(-1.0, |s| s as f64)
 }
 

@@ -32,13 +32,18 @@ use web_sys::GpuBuffer;
 
 use crate::fault::{CallSite, Fault, FaultKind};
 use crate::usage::MapModes;
-use crate::web::commands::{try_get_mapped_range, try_map_async, try_unmap};
+use crate::web::commands::{size_or_rest, try_get_mapped_range, try_map_async, try_unmap};
 use crate::web::device::GuardedDevice;
 use crate::web::encoder::thrown;
 
-/// `size`, or the rest of the buffer (`None`), as the JavaScript half reads it.
-fn size_or_rest(size: Option<u64>) -> f64 {
-    size.map_or(-1.0, |s| s as f64)
+/// The fault of a map on the lost device of the buffer labelled `label`.
+fn lost(label: &str, site: CallSite) -> Fault {
+    Fault::new(
+        FaultKind::DeviceLost,
+        format!("mapAsync: the device of \"{label}\" is lost: nothing was read"),
+    )
+    .on_object(label)
+    .at(site)
 }
 
 impl GuardedDevice {
@@ -67,22 +72,13 @@ impl GuardedDevice {
         let settled = crate::web::wait::settled(&promise);
         let buffer = buffer.clone();
         async move {
-            let settled = settled.await;
-            let lost = || {
-                Fault::new(
-                    FaultKind::DeviceLost,
-                    format!("mapAsync: the device of \"{label}\" is lost: nothing was read"),
-                )
-                .on_object(&label)
-                .at(site)
-            };
-            match settled {
-                Err(_) if device.is_lost() => Err(lost()),
+            match settled.await {
+                Err(_) if device.is_lost() => Err(lost(&label, site)),
                 Err(e) => Err(thrown(&label, "mapAsync", site, e)),
                 Ok(_) if device.is_lost() => {
                     // Mapped on a dead device: let it go unmapped, read nothing.
                     let _ = try_unmap(buffer.as_ref());
-                    Err(lost())
+                    Err(lost(&label, site))
                 }
                 Ok(_) => Ok(()),
             }
@@ -130,15 +126,7 @@ impl GuardedDevice {
             let unmapped = try_unmap(buffer.as_ref());
             let bytes = bytes?;
             if device.is_lost() {
-                return Err(Fault::new(
-                    FaultKind::DeviceLost,
-                    format!(
-                        "mapAsync: the device of \"{}\" is lost: nothing was read",
-                        buffer.label()
-                    ),
-                )
-                .on_object(buffer.label())
-                .at(site));
+                return Err(lost(&buffer.label(), site));
             }
             unmapped.map_err(|e| thrown(&buffer.label(), "unmap", site, e))?;
             Ok(bytes)
