@@ -8,24 +8,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "support/metadata.rs"]
+mod metadata;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The `src/features` folder of the web-sys the library builds with.
 fn web_sys_features() -> PathBuf {
-    let output = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--filter-platform"])
-        .arg("wasm32-unknown-unknown")
-        .current_dir(root())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = metadata::cargo_metadata(root());
     let web_sys = metadata["packages"]
         .as_array()
         .unwrap()

@@ -12,6 +12,9 @@ const HELLO_FILES: [&str; 4] = [
     "src/main.rs",
 ];
 
+#[path = "support/metadata.rs"]
+mod metadata;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -109,18 +112,7 @@ fn version(text: &str) -> (u32, u32) {
 
 #[test]
 fn the_declared_rust_version_covers_every_dependency() {
-    let output = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--filter-platform"])
-        .arg("wasm32-unknown-unknown")
-        .current_dir(root())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = metadata::cargo_metadata(root());
     let packages = metadata["packages"].as_array().unwrap();
     let library = packages
         .iter()
