@@ -504,7 +504,11 @@ impl Default for SupervisorOptions {
     }
 }
 
-/// The supervisor's state machine.
+/// The supervisor's state machine. What each state needs is carried by the
+/// state itself ([`Phase`]): an attempt's id, deadline and device exist only
+/// while an attempt is under way, a backoff timer only while one is waited
+/// for, the running device and its stall only while it runs. No field can
+/// say "an attempt is in flight" while the state says "running".
 ///
 /// ```
 /// use webgpu_guard::supervisor::{Command, Event, LossReason, Supervisor};
@@ -520,30 +524,88 @@ impl Default for SupervisorOptions {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Supervisor {
     options: SupervisorOptions,
-    state: DeviceState,
-    next_attempt: u64,
-    in_flight: Option<u64>,
-    initializing: Option<u64>,
-    live: Option<u64>,
-    timer: Option<u64>,
-    deadline: Option<u64>,
-    stall: Stall,
-    next_token: u64,
-    failures: u32,
+    phase: Phase,
+    /// Whether the page is hidden, as last reported (a fact of the page, not
+    /// of a state).
     hidden: bool,
-    waiting_for_visible: bool,
-    after_loss: bool,
-    generation: u64,
+    ids: Ids,
     recoveries: u64,
     losses: u64,
+    /// Rebuilt devices lost in a row, each soon after its first frame
+    /// (across running and rebuilding; cleared by a start).
     quick_deaths: u32,
-    live_is_rebuild: bool,
-    first_frame_at: Option<u64>,
     last_loss: Option<LossRecord>,
-    fallback: Option<Fallback>,
     /// Fallbacks shown since a device last ran: a start after one waits its
     /// backoff.
     fallbacks_in_a_row: u32,
+}
+
+/// The ids the supervisor hands out, each counting up.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Ids {
+    next_attempt: u64,
+    next_token: u64,
+    /// Devices created so far (the last generation handed out).
+    generation: u64,
+}
+
+/// Where the supervisor stands, with what that state owns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    /// Nothing started yet.
+    Idle,
+    /// Bringing a device up: the first start (`recovery: false`) or a
+    /// rebuild after a loss.
+    BringingUp {
+        /// Whether a device ran before (a rebuild after a loss).
+        recovery: bool,
+        /// Failed attempts in a row.
+        failures: u32,
+        /// What it does now.
+        step: Step,
+    },
+    /// A device runs.
+    Running(Running),
+    /// Gave up; the fallback is shown.
+    Failed(Fallback),
+    /// Stopped on purpose.
+    Stopped,
+    /// Panicked or trapped; its fallback is shown.
+    Crashed(Fallback),
+}
+
+/// What bringing a device up does now.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Step {
+    /// An attempt is under way.
+    Attempt(Attempt),
+    /// The backoff timer `token` runs before the next attempt.
+    Backoff {
+        /// The timer.
+        token: u64,
+    },
+    /// The next attempt waits for the page to be shown.
+    Hidden,
+}
+
+/// The attempt under way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Attempt {
+    id: u64,
+    /// Its deadline timer, if one is set.
+    deadline: Option<u64>,
+    /// The device it adopted, once it has one.
+    device: Option<u64>,
+}
+
+/// The running device.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Running {
+    generation: u64,
+    /// Whether it was built after a loss.
+    rebuild: bool,
+    first_frame_at: Option<u64>,
+    stall: Stall,
 }
 
 impl Default for Supervisor {
@@ -557,69 +619,98 @@ impl Supervisor {
     pub fn new(options: SupervisorOptions) -> Self {
         Supervisor {
             options,
-            state: DeviceState::Idle,
-            next_attempt: 1,
-            in_flight: None,
-            initializing: None,
-            live: None,
-            timer: None,
-            deadline: None,
-            stall: Stall::None,
-            next_token: 1,
-            failures: 0,
+            phase: Phase::Idle,
             hidden: false,
-            waiting_for_visible: false,
-            after_loss: false,
-            generation: 0,
+            ids: Ids {
+                next_attempt: 1,
+                next_token: 1,
+                generation: 0,
+            },
             recoveries: 0,
             losses: 0,
             quick_deaths: 0,
-            live_is_rebuild: false,
-            first_frame_at: None,
             last_loss: None,
-            fallback: None,
             fallbacks_in_a_row: 0,
         }
     }
 
     /// The current state.
     pub fn state(&self) -> DeviceState {
-        self.state
+        match &self.phase {
+            Phase::Idle => DeviceState::Idle,
+            Phase::BringingUp {
+                recovery: false, ..
+            } => DeviceState::Starting,
+            Phase::BringingUp {
+                step: Step::Attempt(_),
+                ..
+            } => DeviceState::Recovering,
+            Phase::BringingUp { .. } => DeviceState::Lost,
+            Phase::Running(_) => DeviceState::Running,
+            Phase::Failed(_) => DeviceState::Failed,
+            Phase::Stopped => DeviceState::Stopped,
+            Phase::Crashed(_) => DeviceState::Crashed,
+        }
     }
 
     /// Devices created so far.
     pub fn generation(&self) -> u64 {
-        self.generation
+        self.ids.generation
     }
 
     /// The device frames run on, if any.
     pub fn live_generation(&self) -> Option<u64> {
-        self.live
+        match &self.phase {
+            Phase::Running(running) => Some(running.generation),
+            _ => None,
+        }
+    }
+
+    fn attempt(&self) -> Option<&Attempt> {
+        match &self.phase {
+            Phase::BringingUp {
+                step: Step::Attempt(attempt),
+                ..
+            } => Some(attempt),
+            _ => None,
+        }
     }
 
     /// The attempt under way, if any.
     pub fn attempt_in_flight(&self) -> Option<u64> {
-        self.in_flight
+        self.attempt().map(|a| a.id)
     }
 
     /// Whether a backoff timer is scheduled.
     pub fn timer_pending(&self) -> bool {
-        self.timer.is_some()
+        matches!(
+            self.phase,
+            Phase::BringingUp {
+                step: Step::Backoff { .. },
+                ..
+            }
+        )
     }
 
     /// The token of the deadline timer of the attempt under way, if any.
     pub fn deadline_pending(&self) -> Option<u64> {
-        self.deadline
+        self.attempt().and_then(|a| a.deadline)
     }
 
     /// Whether the current stall was reported.
     pub fn stall_reported(&self) -> bool {
-        self.stall != Stall::None
+        matches!(&self.phase, Phase::Running(r) if r.stall != Stall::None)
     }
 
     /// Whether the supervisor waits for the page to be visible.
     pub fn waiting_for_visible(&self) -> bool {
-        self.waiting_for_visible
+        matches!(
+            self.phase,
+            Phase::BringingUp {
+                step: Step::Hidden,
+                ..
+            }
+        )
     }
 
     /// Whether the page is hidden, as last reported.
@@ -638,9 +729,12 @@ impl Supervisor {
         self.losses
     }
 
-    /// Failed attempts in a row since the last loss or start.
+    /// Failed attempts in a row while a device is brought up (0 otherwise).
     pub fn failures(&self) -> u32 {
-        self.failures
+        match self.phase {
+            Phase::BringingUp { failures, .. } => failures,
+            _ => 0,
+        }
     }
 
     /// The last loss, if any.
@@ -648,9 +742,12 @@ impl Supervisor {
         self.last_loss.as_ref()
     }
 
-    /// The fallback shown, if any.
+    /// The fallback shown, if any (failed or crashed).
     pub fn fallback(&self) -> Option<&Fallback> {
-        self.fallback.as_ref()
+        match &self.phase {
+            Phase::Failed(fallback) | Phase::Crashed(fallback) => Some(fallback),
+            _ => None,
+        }
     }
 
     /// The options.
@@ -660,19 +757,21 @@ impl Supervisor {
 
     /// Whether `generation` is the device that runs or is being initialised.
     pub fn owns_generation(&self, generation: u64) -> bool {
-        self.live == Some(generation) || self.initializing == Some(generation)
+        self.live_generation() == Some(generation)
+            || self.attempt().and_then(|a| a.device) == Some(generation)
     }
 
     /// Whether frames may be drawn on `generation`.
     pub fn may_draw(&self, generation: u64) -> bool {
-        self.state == DeviceState::Running && self.live == Some(generation)
+        self.live_generation() == Some(generation)
     }
 
     /// Handles one event; returns what to do, in order. After a crash every
     /// event is refused (nothing to do), but for a device that an abandoned
     /// attempt still obtains: it is discarded.
     pub fn handle(&mut self, event: Event) -> Vec<Command> {
-        if self.state == DeviceState::Crashed && !matches!(event, Event::DeviceCreated { .. }) {
+        if matches!(self.phase, Phase::Crashed(_)) && !matches!(event, Event::DeviceCreated { .. })
+        {
             return Vec::new();
         }
         match event {
@@ -692,8 +791,10 @@ impl Supervisor {
             } => self.init_succeeded(attempt, generation),
             Event::InitFailed { attempt, failure } => self.init_failed(attempt, failure),
             Event::FirstFrame { generation, at_ms } => {
-                if self.live == Some(generation) && self.first_frame_at.is_none() {
-                    self.first_frame_at = Some(at_ms);
+                if let Phase::Running(running) = &mut self.phase {
+                    if running.generation == generation && running.first_frame_at.is_none() {
+                        running.first_frame_at = Some(at_ms);
+                    }
                 }
                 Vec::new()
             }
@@ -708,68 +809,102 @@ impl Supervisor {
     }
 
     fn new_token(&mut self) -> u64 {
-        let token = self.next_token;
-        self.next_token += 1;
+        let token = self.ids.next_token;
+        self.ids.next_token += 1;
         token
     }
 
-    /// Starts attempt `n` with its deadline.
-    fn begin_attempt(&mut self) -> Vec<Command> {
-        let attempt = self.next_attempt;
-        self.next_attempt += 1;
-        self.in_flight = Some(attempt);
-        let mut commands = self.end_deadline();
-        commands.push(Command::BeginInit { attempt });
+    /// Starts the next attempt, with its deadline, as the phase of bringing a
+    /// device up (`recovery`, after `failures` failed attempts).
+    fn begin_attempt(&mut self, recovery: bool, failures: u32) -> Vec<Command> {
+        let id = self.ids.next_attempt;
+        self.ids.next_attempt += 1;
+        let mut commands = vec![Command::BeginInit { attempt: id }];
         // A deadline no browser timer can wait for is no deadline.
-        if self.options.init_deadline_ms < MAX_DELAY_MS {
+        let deadline = (self.options.init_deadline_ms < MAX_DELAY_MS).then(|| {
             let token = self.new_token();
-            self.deadline = Some(token);
             commands.push(Command::Schedule {
                 token,
                 delay_ms: self.options.init_deadline_ms,
-                purpose: TimerPurpose::InitDeadline { attempt },
+                purpose: TimerPurpose::InitDeadline { attempt: id },
             });
+            token
+        });
+        self.phase = Phase::BringingUp {
+            recovery,
+            failures,
+            step: Step::Attempt(Attempt {
+                id,
+                deadline,
+                device: None,
+            }),
+        };
+        commands
+    }
+
+    /// Waits `delay_ms` before the next attempt.
+    fn back_off(&mut self, recovery: bool, failures: u32, delay_ms: u32) -> Vec<Command> {
+        let token = self.new_token();
+        self.phase = Phase::BringingUp {
+            recovery,
+            failures,
+            step: Step::Backoff { token },
+        };
+        vec![Command::Schedule {
+            token,
+            delay_ms,
+            purpose: TimerPurpose::Retry,
+        }]
+    }
+
+    /// Leaves the current phase for `next`, returning what undoes what the
+    /// old one owned: its timer cancelled, its attempt's deadline cancelled
+    /// and its device destroyed, its running device torn down.
+    fn leave(&mut self, next: Phase) -> Vec<Command> {
+        match std::mem::replace(&mut self.phase, next) {
+            Phase::BringingUp {
+                step: Step::Backoff { token },
+                ..
+            } => vec![Command::CancelTimer { token }],
+            Phase::BringingUp {
+                step: Step::Attempt(attempt),
+                ..
+            } => Supervisor::abandon(attempt),
+            Phase::Running(running) => vec![Command::Teardown {
+                generation: running.generation,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// What ends `attempt`: its deadline cancelled, its device destroyed.
+    fn abandon(attempt: Attempt) -> Vec<Command> {
+        let mut commands = Vec::new();
+        if let Some(token) = attempt.deadline {
+            commands.push(Command::CancelTimer { token });
+        }
+        if let Some(generation) = attempt.device {
+            commands.push(Command::Destroy { generation });
         }
         commands
     }
 
-    /// The attempt under way is over (or abandoned): its deadline goes.
-    fn end_attempt(&mut self) -> Vec<Command> {
-        self.in_flight = None;
-        self.end_deadline()
-    }
-
-    fn end_deadline(&mut self) -> Vec<Command> {
-        match self.deadline.take() {
-            Some(token) => vec![Command::CancelTimer { token }],
-            None => Vec::new(),
-        }
-    }
-
-    fn cancel_timer(&mut self) -> Vec<Command> {
-        match self.timer.take() {
-            Some(token) => vec![Command::CancelTimer { token }],
-            None => Vec::new(),
-        }
-    }
-
     fn tick(&mut self, now_ms: u64, last_frame_ms: u64, frame_pending: bool) -> Vec<Command> {
-        let Some(generation) = self.live else {
-            self.stall = Stall::None;
+        let stall_ms = self.options.stall_ms;
+        let hidden = self.hidden;
+        let Phase::Running(running) = &mut self.phase else {
             return Vec::new();
         };
+        let generation = running.generation;
         let waited_ms = now_ms.saturating_sub(last_frame_ms);
-        let stalled = self.state == DeviceState::Running
-            && !self.hidden
-            && frame_pending
-            && waited_ms > self.options.stall_ms;
+        let stalled = !hidden && frame_pending && waited_ms > stall_ms;
         if !stalled {
-            self.stall = Stall::None;
+            running.stall = Stall::None;
             return Vec::new();
         }
-        match self.stall {
+        match running.stall {
             Stall::None => {
-                self.stall = Stall::Asked;
+                running.stall = Stall::Asked;
                 vec![
                     Command::ReportStall {
                         generation,
@@ -779,10 +914,10 @@ impl Supervisor {
                     Command::RequestFrame { generation },
                 ]
             }
-            Stall::Asked if waited_ms > self.options.stall_ms.saturating_mul(2) => {
+            Stall::Asked if waited_ms > stall_ms.saturating_mul(2) => {
                 // Asked again and still frozen. A new device would stall the
                 // same way: the device is probed, and frames come from a timer.
-                self.stall = Stall::Driven;
+                running.stall = Stall::Driven;
                 vec![
                     Command::ReportStall {
                         generation,
@@ -792,7 +927,7 @@ impl Supervisor {
                     Command::DriveFromTimer { generation },
                 ]
             }
-            Stall::Driven if waited_ms > self.options.stall_ms.saturating_mul(3) => {
+            Stall::Driven if waited_ms > stall_ms.saturating_mul(3) => {
                 // Not even a timer runs the frame: nothing the runtime can do.
                 self.fail(Fallback::Stalled { waited_ms })
             }
@@ -801,92 +936,74 @@ impl Supervisor {
     }
 
     fn crashed(&mut self, message: String) -> Vec<Command> {
-        let mut commands = self.drop_everything();
-        self.state = DeviceState::Crashed;
         let fallback = Fallback::Crashed(message);
-        self.fallback = Some(fallback.clone());
+        let mut commands = self.leave(Phase::Crashed(fallback.clone()));
         commands.push(Command::ShowFallback(fallback));
         commands
     }
 
     fn start(&mut self) -> Vec<Command> {
-        match self.state {
-            DeviceState::Idle | DeviceState::Stopped | DeviceState::Failed => {
-                let after_fallbacks = self.fallbacks_in_a_row;
-                self.state = DeviceState::Starting;
-                self.failures = 0;
-                self.after_loss = false;
-                self.quick_deaths = 0;
-                self.fallback = None;
-                self.waiting_for_visible = false;
-                if after_fallbacks == 0 {
-                    return self.begin_attempt();
-                }
-                // A start right after starts that each ended in a fallback (a
-                // fallback hook that calls `start()` on a page without WebGPU)
-                // waits its backoff: attempt, fallback and start again never run
-                // as one chain that leaves the page no time.
-                let backoff = self.options.backoff;
-                let delay_ms = backoff
-                    .delay_ms(after_fallbacks - 1)
-                    .or_else(|| backoff.schedule().last().copied())
-                    .unwrap_or(backoff.base_ms.min(MAX_DELAY_MS))
-                    .max(1);
-                let token = self.new_token();
-                self.timer = Some(token);
-                vec![Command::Schedule {
-                    token,
-                    delay_ms,
-                    purpose: TimerPurpose::Retry,
-                }]
-            }
-            _ => Vec::new(),
+        if !matches!(self.phase, Phase::Idle | Phase::Stopped | Phase::Failed(_)) {
+            return Vec::new();
         }
+        self.quick_deaths = 0;
+        let after_fallbacks = self.fallbacks_in_a_row;
+        if after_fallbacks == 0 {
+            return self.begin_attempt(false, 0);
+        }
+        // A start right after starts that each ended in a fallback (a
+        // fallback hook that calls `start()` on a page without WebGPU)
+        // waits its backoff: attempt, fallback and start again never run
+        // as one chain that leaves the page no time.
+        let backoff = self.options.backoff;
+        let delay_ms = backoff
+            .delay_ms(after_fallbacks - 1)
+            .or_else(|| backoff.schedule().last().copied())
+            .unwrap_or(backoff.base_ms.min(MAX_DELAY_MS))
+            .max(1);
+        self.back_off(false, 0, delay_ms)
     }
 
     fn stop(&mut self) -> Vec<Command> {
-        if matches!(self.state, DeviceState::Idle | DeviceState::Stopped) {
+        if matches!(self.phase, Phase::Idle | Phase::Stopped) {
             return Vec::new();
         }
-        if self.live.is_some() {
-            self.losses += 1;
-            self.last_loss = Some(LossRecord {
-                reason: LossReason::Destroyed,
-                message: "stopped by the application".into(),
-                requested: true,
-            });
+        if matches!(self.phase, Phase::Running(_)) {
+            self.record_loss(LossReason::Destroyed, "stopped by the application", true);
         }
-        let commands = self.drop_everything();
-        self.state = DeviceState::Stopped;
-        commands
+        self.leave(Phase::Stopped)
+    }
+
+    fn record_loss(&mut self, reason: LossReason, message: &str, requested: bool) {
+        self.losses += 1;
+        self.last_loss = Some(LossRecord {
+            reason,
+            message: message.into(),
+            requested,
+        });
     }
 
     fn request_recovery(&mut self) -> Vec<Command> {
-        match self.state {
-            DeviceState::Running => {
-                let mut commands = Vec::new();
-                if let Some(generation) = self.live.take() {
-                    commands.push(Command::Teardown { generation });
-                }
-                self.losses += 1;
-                self.last_loss = Some(LossRecord {
-                    reason: LossReason::Destroyed,
-                    message: "recovery requested by the application".into(),
-                    requested: true,
-                });
-                self.failures = 0;
-                self.after_loss = true;
+        match &self.phase {
+            Phase::Running(_) => {
+                self.record_loss(
+                    LossReason::Destroyed,
+                    "recovery requested by the application",
+                    true,
+                );
+                let mut commands = self.leave(Phase::Idle);
                 commands.extend(self.attempt_or_wait());
                 commands
             }
             // A requested recovery starts at once: a backoff wait is cut short,
             // after a loss or during the first start's retries.
-            DeviceState::Lost | DeviceState::Starting if self.timer.is_some() && !self.hidden => {
-                let mut commands = self.cancel_timer();
-                if self.state == DeviceState::Lost {
-                    self.state = DeviceState::Recovering;
-                }
-                commands.extend(self.begin_attempt());
+            &Phase::BringingUp {
+                recovery,
+                failures,
+                step: Step::Backoff { .. },
+            } if !self.hidden => {
+                let mut commands = self.leave(Phase::Idle);
+                commands.extend(self.begin_attempt(recovery, failures));
                 commands
             }
             // Already waiting or rebuilding: one recovery.
@@ -894,50 +1011,48 @@ impl Supervisor {
         }
     }
 
-    /// Starts an attempt now, or waits for the page to be visible.
+    /// After a loss: starts an attempt now, or waits for the page to be visible.
     fn attempt_or_wait(&mut self) -> Vec<Command> {
         if self.hidden {
-            self.state = DeviceState::Lost;
-            self.waiting_for_visible = true;
+            self.phase = Phase::BringingUp {
+                recovery: true,
+                failures: 0,
+                step: Step::Hidden,
+            };
             Vec::new()
         } else {
-            self.state = DeviceState::Recovering;
-            self.begin_attempt()
+            self.begin_attempt(true, 0)
         }
     }
 
     fn lost(&mut self, generation: u64, reason: LossReason, at_ms: u64) -> Vec<Command> {
-        if self.initializing == Some(generation) {
-            return match self.in_flight {
-                Some(attempt) => self.init_failed(
-                    attempt,
-                    InitFailure::LostDuringInit(format!("reason {}", reason.as_str())),
-                ),
-                None => Vec::new(),
-            };
+        if let Some(attempt) = self.attempt().filter(|a| a.device == Some(generation)) {
+            let attempt = attempt.id;
+            return self.init_failed(
+                attempt,
+                InitFailure::LostDuringInit(format!("reason {}", reason.as_str())),
+            );
         }
-        if self.live != Some(generation) {
+        let Phase::Running(running) = &self.phase else {
+            return Vec::new();
+        };
+        if running.generation != generation {
             return Vec::new();
         }
-        self.live = None;
-        self.losses += 1;
-        self.last_loss = Some(LossRecord {
-            reason,
-            message: format!("device {generation} lost"),
-            requested: false,
-        });
-        let mut commands = vec![Command::Teardown { generation }];
+        let quick = match running.first_frame_at {
+            Some(first) => at_ms.saturating_sub(first) <= self.options.crash_loop_window_ms,
+            None => true,
+        };
+        let rebuild = running.rebuild;
+        self.record_loss(reason, &format!("device {generation} lost"), false);
+        let mut commands = self.leave(Phase::Idle);
         if reason == LossReason::Destroyed {
             commands.extend(self.fail(Fallback::UnexpectedDestroy(format!(
                 "device {generation}, reason destroyed"
             ))));
             return commands;
         }
-        let quick = match self.first_frame_at {
-            Some(first) => at_ms.saturating_sub(first) <= self.options.crash_loop_window_ms,
-            None => true,
-        };
-        if self.live_is_rebuild && quick {
+        if rebuild && quick {
             self.quick_deaths += 1;
         } else {
             self.quick_deaths = 0;
@@ -949,87 +1064,108 @@ impl Supervisor {
             }));
             return commands;
         }
-        self.failures = 0;
-        self.after_loss = true;
         commands.extend(self.attempt_or_wait());
         commands
     }
 
     fn timer_fired(&mut self, token: u64) -> Vec<Command> {
-        if self.deadline == Some(token) {
-            self.deadline = None;
-            return match self.in_flight {
-                Some(attempt) => self.init_failed(
-                    attempt,
-                    InitFailure::Overdue {
-                        in_build: self.initializing.is_some(),
-                        after_ms: self.options.init_deadline_ms,
-                    },
-                ),
-                None => Vec::new(),
-            };
+        let after_ms = self.options.init_deadline_ms;
+        match &mut self.phase {
+            Phase::BringingUp {
+                step: Step::Attempt(attempt),
+                ..
+            } if attempt.deadline == Some(token) => {
+                attempt.deadline = None;
+                let (id, in_build) = (attempt.id, attempt.device.is_some());
+                self.init_failed(id, InitFailure::Overdue { in_build, after_ms })
+            }
+            &mut Phase::BringingUp {
+                recovery,
+                failures,
+                step: Step::Backoff { token: waited },
+            } if waited == token => {
+                if self.hidden && recovery {
+                    self.phase = Phase::BringingUp {
+                        recovery,
+                        failures,
+                        step: Step::Hidden,
+                    };
+                    return Vec::new();
+                }
+                self.begin_attempt(recovery, failures)
+            }
+            _ => Vec::new(),
         }
-        if self.timer != Some(token) {
-            return Vec::new();
-        }
-        self.timer = None;
-        if self.hidden && self.after_loss {
-            self.waiting_for_visible = true;
-            return Vec::new();
-        }
-        if self.state == DeviceState::Lost {
-            self.state = DeviceState::Recovering;
-        }
-        self.begin_attempt()
     }
 
     fn device_created(&mut self, attempt: u64) -> Vec<Command> {
-        self.generation += 1;
-        let generation = self.generation;
-        if self.in_flight != Some(attempt) || self.initializing.is_some() {
-            return vec![Command::Discard { attempt }];
+        self.ids.generation += 1;
+        let generation = self.ids.generation;
+        match &mut self.phase {
+            Phase::BringingUp {
+                step: Step::Attempt(under_way),
+                ..
+            } if under_way.id == attempt && under_way.device.is_none() => {
+                under_way.device = Some(generation);
+                vec![Command::Adopt {
+                    attempt,
+                    generation,
+                }]
+            }
+            _ => vec![Command::Discard { attempt }],
         }
-        self.initializing = Some(generation);
-        vec![Command::Adopt {
-            attempt,
-            generation,
-        }]
     }
 
     fn init_succeeded(&mut self, attempt: u64, generation: u64) -> Vec<Command> {
-        if self.live == Some(generation) {
+        if self.live_generation() == Some(generation) {
             return Vec::new();
         }
-        if self.in_flight != Some(attempt) || self.initializing != Some(generation) {
+        let Phase::BringingUp {
+            recovery,
+            step: Step::Attempt(under_way),
+            ..
+        } = &self.phase
+        else {
             // Stopped, superseded or lost meanwhile: its device goes, quietly.
             return vec![Command::Destroy { generation }];
+        };
+        if under_way.id != attempt || under_way.device != Some(generation) {
+            return vec![Command::Destroy { generation }];
         }
-        self.initializing = None;
+        let rebuild = *recovery;
+        let deadline = under_way.deadline;
         self.fallbacks_in_a_row = 0;
-        let mut commands = self.end_attempt();
-        if self.after_loss {
+        if rebuild {
             self.recoveries += 1;
         }
-        self.live_is_rebuild = self.after_loss;
-        self.after_loss = false;
-        self.failures = 0;
-        self.first_frame_at = None;
-        self.live = Some(generation);
-        self.state = DeviceState::Running;
-        self.stall = Stall::None;
+        self.phase = Phase::Running(Running {
+            generation,
+            rebuild,
+            first_frame_at: None,
+            stall: Stall::None,
+        });
+        let mut commands: Vec<Command> = deadline
+            .map(|token| Command::CancelTimer { token })
+            .into_iter()
+            .collect();
         commands.push(Command::Run { generation });
         commands
     }
 
     fn init_failed(&mut self, attempt: u64, failure: InitFailure) -> Vec<Command> {
-        if self.in_flight != Some(attempt) {
+        let Phase::BringingUp {
+            recovery,
+            failures,
+            step: Step::Attempt(under_way),
+        } = &self.phase
+        else {
+            return Vec::new();
+        };
+        if under_way.id != attempt {
             return Vec::new();
         }
-        let mut commands = self.end_attempt();
-        if let Some(generation) = self.initializing.take() {
-            commands.push(Command::Destroy { generation });
-        }
-        let first_start = !self.after_loss;
+        let (recovery, failures) = (*recovery, *failures);
+        let mut commands = self.leave(Phase::Idle);
         let terminal = match &failure {
             InitFailure::NoWebGpu => Some(Fallback::NoWebGpu),
             InitFailure::Canvas(m) => Some(Fallback::Canvas(m.clone())),
@@ -1037,34 +1173,22 @@ impl Supervisor {
             InitFailure::Overdue { in_build: true, .. } => {
                 Some(Fallback::BuildOverdue(failure.describe()))
             }
-            InitFailure::NoAdapter if first_start => Some(Fallback::NoAdapter),
+            InitFailure::NoAdapter if !recovery => Some(Fallback::NoAdapter),
             _ => None,
         };
         if let Some(fallback) = terminal {
             commands.extend(self.fail(fallback));
             return commands;
         }
-        self.failures += 1;
-        match self.options.backoff.delay_ms(self.failures - 1) {
-            Some(delay_ms) => {
-                let token = self.new_token();
-                self.timer = Some(token);
-                if self.state == DeviceState::Recovering {
-                    self.state = DeviceState::Lost;
-                }
-                commands.push(Command::Schedule {
-                    token,
-                    delay_ms,
-                    purpose: TimerPurpose::Retry,
-                });
-            }
+        let failures = failures + 1;
+        match self.options.backoff.delay_ms(failures - 1) {
+            Some(delay_ms) => commands.extend(self.back_off(recovery, failures, delay_ms)),
             None => {
-                let attempts = self.failures;
                 let fallback = if failure == InitFailure::NoAdapter {
-                    Fallback::Blocked { attempts }
+                    Fallback::Blocked { attempts: failures }
                 } else {
                     Fallback::GaveUp {
-                        attempts,
+                        attempts: failures,
                         last: failure.describe(),
                     }
                 };
@@ -1076,36 +1200,21 @@ impl Supervisor {
 
     fn visibility(&mut self, hidden: bool) -> Vec<Command> {
         self.hidden = hidden;
-        if hidden || !self.waiting_for_visible {
-            return Vec::new();
+        match self.phase {
+            Phase::BringingUp {
+                recovery,
+                failures,
+                step: Step::Hidden,
+            } if !hidden => self.begin_attempt(recovery, failures),
+            _ => Vec::new(),
         }
-        self.waiting_for_visible = false;
-        self.state = DeviceState::Recovering;
-        self.begin_attempt()
-    }
-
-    /// Cancels the timer, abandons the attempt under way and lets every device go.
-    fn drop_everything(&mut self) -> Vec<Command> {
-        let mut commands = self.cancel_timer();
-        commands.extend(self.end_attempt());
-        if let Some(generation) = self.initializing.take() {
-            commands.push(Command::Destroy { generation });
-        }
-        if let Some(generation) = self.live.take() {
-            commands.push(Command::Teardown { generation });
-        }
-        self.waiting_for_visible = false;
-        self.stall = Stall::None;
-        commands
     }
 
     fn fail(&mut self, fallback: Fallback) -> Vec<Command> {
         // Counted up to the backoff's cap: past it the wait stays the longest.
         self.fallbacks_in_a_row =
             (self.fallbacks_in_a_row + 1).min(self.options.backoff.max_attempts.max(1));
-        let mut commands = self.drop_everything();
-        self.state = DeviceState::Failed;
-        self.fallback = Some(fallback.clone());
+        let mut commands = self.leave(Phase::Failed(fallback.clone()));
         commands.push(Command::ShowFallback(fallback));
         commands
     }

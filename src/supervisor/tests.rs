@@ -7,7 +7,13 @@ use super::*;
 /// `s.handle(event)` without the attempts' deadline timers (scheduled with
 /// each attempt, cancelled when it ends), which the model check covers.
 fn h(s: &mut Supervisor, event: Event) -> Vec<Command> {
-    let retry = s.timer;
+    let retry = match s.phase {
+        Phase::BringingUp {
+            step: Step::Backoff { token },
+            ..
+        } => Some(token),
+        _ => None,
+    };
     s.handle(event)
         .into_iter()
         .filter(|c| match c {
