@@ -98,6 +98,7 @@ pub mod fault_log;
 #[doc(hidden)]
 pub mod formats;
 pub mod frame_sampling;
+pub(crate) mod held;
 pub mod ledger;
 #[doc(hidden)]
 pub mod oneshot;

@@ -84,7 +84,13 @@ pub fn install_panic_hook() {
 
 /// Runs `f` through the trampoline. `Err` carries what it threw (a JavaScript
 /// exception, or a trap, in which case [`crashed`] is now true).
+///
+/// The door to code the library does not own: it checks that none of the
+/// runtime's state is lent meanwhile (a bug recorded with the caller's place
+/// otherwise, see `crate::held`).
+#[track_caller]
 pub fn catching(f: &mut dyn FnMut()) -> Result<(), JsValue> {
+    crate::held::foreign();
     let thrown = guard_call(&mut || f());
     if thrown.is_undefined() {
         return Ok(());
@@ -97,6 +103,7 @@ pub fn catching(f: &mut dyn FnMut()) -> Result<(), JsValue> {
 
 /// Drops `value` through the trampoline (an application's `Drop` may throw or
 /// panic); after a crash it is leaked instead, since its state cannot be trusted.
+#[track_caller]
 pub fn drop_catching<T>(value: T) -> Result<(), JsValue> {
     if crashed() {
         std::mem::forget(value);

@@ -3,9 +3,13 @@
 //! canvas (hidden meanwhile). Removed, and the canvas shown again, on `Drop`
 //! (the runtime drops it when it starts again).
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
+use crate::held::Held;
 use crate::supervisor::Fallback;
 
 /// The class of the element, for a page's own style sheet.
@@ -68,5 +72,53 @@ impl Drop for FallbackView {
         } else {
             style.set_property("display", &self.display)
         };
+    }
+}
+
+/// What the application gets when the fallback must be shown.
+pub(super) type FallbackHook = Rc<dyn Fn(&Fallback)>;
+
+/// How a runtime shows its fallback: the application's hook, or the view.
+#[derive(Default)]
+pub(super) struct FallbackShow {
+    hook: Held<Option<FallbackHook>>,
+    view: Held<Option<FallbackView>>,
+    /// Whether a crash's fallback was shown (once).
+    crash_shown: Cell<bool>,
+}
+
+impl FallbackShow {
+    pub(super) fn set_hook(&self, hook: FallbackHook) {
+        self.hook.replace(Some(hook));
+    }
+
+    /// The view goes, and the canvas shows again.
+    pub(super) fn remove_view(&self) {
+        let shown = self.view.take();
+        drop(shown);
+    }
+
+    /// Marks the crash's fallback shown; whether it was already.
+    pub(super) fn crash_shown(&self) -> bool {
+        self.crash_shown.replace(true)
+    }
+
+    /// Shows `fallback`: the view in place of `canvas` without a hook, or
+    /// the hook, called with nothing of the runtime lent, through the
+    /// trampoline (`Err` with what it threw).
+    pub(super) fn show(
+        &self,
+        canvas: &HtmlCanvasElement,
+        fallback: &Fallback,
+    ) -> Result<(), wasm_bindgen::JsValue> {
+        match self.hook.get().flatten() {
+            Some(hook) => crate::web::crash::catching(&mut || hook(fallback)),
+            None => {
+                self.remove_view();
+                let view = FallbackView::show(canvas, fallback);
+                self.view.replace(view);
+                Ok(())
+            }
+        }
     }
 }

@@ -4,10 +4,12 @@
 //! visible page (the supervisor's [`crate::supervisor::StallAction::DriveFromTimer`]),
 //! frames also come from a timer, until an animation frame comes again.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+
+use crate::held::Held;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
 
@@ -24,7 +26,7 @@ pub(crate) struct FrameLoop {
     timer: Cell<Option<i32>>,
     /// Whether frames come from the timer too.
     driven_by_timer: Cell<bool>,
-    callback: RefCell<Option<FrameCallback>>,
+    callback: Held<Option<FrameCallback>>,
 }
 
 /// What delivered a frame.
@@ -42,27 +44,32 @@ impl FrameLoop {
             handle: Cell::new(None),
             timer: Cell::new(None),
             driven_by_timer: Cell::new(false),
-            callback: RefCell::new(None),
+            callback: Held::default(),
         }
     }
 
     /// Sets the callback every frame calls (kept for the life of the loop).
     pub(crate) fn set_callback(&self, callback: Closure<dyn FnMut(f64)>) {
-        if let Ok(mut slot) = self.callback.try_borrow_mut() {
-            *slot = Some(callback);
-        }
+        let previous = self.callback.replace(Some(callback));
+        drop(previous);
     }
 
     /// Requests the next animation frame unless one is pending, and the next
     /// timer frame too while frames come from the timer.
     pub(crate) fn request(&self) {
-        let (Some(window), Ok(callback)) = (web_sys::window(), self.callback.try_borrow()) else {
+        let Some(window) = web_sys::window() else {
             return;
         };
-        let Some(callback) = callback.as_ref() else {
+        let function = self.callback.with(|callback| {
+            callback.as_ref().map(|c| {
+                let function: &js_sys::Function = c.as_ref().unchecked_ref();
+                function.clone()
+            })
+        });
+        let Some(Some(function)) = function else {
             return;
         };
-        let function: &js_sys::Function = callback.as_ref().unchecked_ref();
+        let function = &function;
         if self.handle.get().is_none() {
             if let Ok(handle) = window.request_animation_frame(function) {
                 self.handle.set(Some(handle));

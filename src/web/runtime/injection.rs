@@ -11,11 +11,12 @@ pub(crate) use disabled::Injections;
 
 #[cfg(feature = "fault-injection")]
 mod enabled {
-    use std::cell::{Cell, RefCell};
+    use std::cell::Cell;
     use std::rc::Rc;
 
     use super::super::{App, Inner, Runtime};
     use crate::chaos::Injection;
+    use crate::held::Held;
     use crate::supervisor::Event;
     use crate::web::context::GuardContext;
     use crate::web::init::GpuContext;
@@ -29,8 +30,8 @@ mod enabled {
     /// What an injection left pending: a loss due after some frames, a storm.
     #[derive(Default)]
     pub(crate) struct Injections {
-        pub(super) lose_after: Cell<Option<u32>>,
-        pub(super) storm: RefCell<Option<gloo_timers::callback::Interval>>,
+        lose_after: Cell<Option<u32>>,
+        storm: Held<Option<gloo_timers::callback::Interval>>,
     }
 
     impl Injections {
@@ -38,9 +39,7 @@ mod enabled {
         pub(crate) fn clear(&self, context: &GuardContext) {
             context.injector().disarm();
             self.lose_after.set(None);
-            if let Ok(mut storm) = self.storm.try_borrow_mut() {
-                storm.take();
-            }
+            drop(self.storm.take());
         }
 
         /// Cancels a loss due after some frames (the device it was meant for is gone).
@@ -60,12 +59,10 @@ mod enabled {
         pub fn inject(&self, injection: Injection) -> Result<(), String> {
             let inner = &self.inner;
             let live = inner
-                .live
-                .try_borrow()
-                .ok()
-                .and_then(|l| l.clone())
+                .slot
+                .live()
                 .ok_or_else(|| "no running device to inject into".to_string())?;
-            let injector = inner.context.injector();
+            let injector = inner.guard.injector();
             match injection {
                 Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
                 Injection::LoseAfterFrames(n) => inner.injections.lose_after.set(Some(n.max(1))),
@@ -113,9 +110,7 @@ mod enabled {
 
         /// Stops an injected storm.
         pub fn stop_storm(&self) {
-            if let Ok(mut storm) = self.inner.injections.storm.try_borrow_mut() {
-                storm.take();
-            }
+            drop(self.inner.injections.storm.take());
         }
     }
 
@@ -141,8 +136,8 @@ mod enabled {
             let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
             handle.mark_injected_loss();
             gpu.device.mark_lost();
-            this.trigger_ms.set(now_ms());
-            this.context
+            this.timings.triggered_now();
+            this.guard
                 .net()
                 .note(&format!("injected loss of device {}", gpu.generation));
             Inner::dispatch(
@@ -176,11 +171,9 @@ mod enabled {
                     return;
                 };
                 if now_ms() - started > f64::from(for_ms) {
-                    if let Ok(mut storm) = runtime.injections.storm.try_borrow_mut() {
-                        if let Some(done) = storm.take() {
-                            // Clears the timer; only its closure (running now) is kept.
-                            done.cancel().forget();
-                        }
+                    if let Some(Some(done)) = runtime.injections.storm.take() {
+                        // Clears the timer; only its closure (running now) is kept.
+                        done.cancel().forget();
                     }
                     target.destroy();
                     return;
@@ -192,9 +185,7 @@ mod enabled {
                             .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
                 }
             });
-            if let Ok(mut storm) = this.injections.storm.try_borrow_mut() {
-                *storm = Some(interval);
-            }
+            this.injections.storm.replace(Some(interval));
         }
     }
 }

@@ -1,9 +1,13 @@
 //! What `gpuStatus()` and the HUD read: a snapshot of the runtime.
 
+use std::cell::Cell;
+
+use super::{App, Inner};
 use crate::fault_log::NetStats;
 use crate::ledger::Tally;
 use crate::supervisor::{DeviceState, Fallback, LossRecord};
 use crate::web::context::DiagnosticsLevel;
+use crate::web::js::now_ms;
 
 /// How long one init took, step by step (milliseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -80,6 +84,10 @@ pub struct Status {
     /// The page's JavaScript heap in use, in bytes, where the engine tells
     /// (`performance.memory`, Chromium; coarse unless the page is isolated).
     pub js_heap_bytes: Option<u64>,
+    /// Bugs of this library the runtime caught in itself so far (its state
+    /// reached while lent, foreign code called while it was): 0 unless the
+    /// library is wrong; each is reported once with its place.
+    pub runtime_bugs: u32,
 }
 
 /// The size of this module's linear memory, in bytes.
@@ -101,4 +109,86 @@ pub(crate) fn js_heap_bytes() -> Option<u64> {
     }
     let used = js_sys::Reflect::get(&memory, &"usedJSHeapSize".into()).ok()?;
     used.as_f64().map(|bytes| bytes as u64)
+}
+
+/// When recoveries were triggered and how long inits took.
+#[derive(Default)]
+pub(super) struct Timings {
+    /// When the last start, loss or request came (`performance.now()`).
+    trigger_ms: Cell<f64>,
+    cold_start: Cell<Option<InitTimings>>,
+    last_init: Cell<Option<InitTimings>>,
+    /// The timings of the init whose first frame has not come yet, and when
+    /// its attempt started.
+    pending: Cell<Option<(InitTimings, f64)>>,
+}
+
+impl Timings {
+    /// A start, a loss or a request came now.
+    pub(super) fn triggered_now(&self) {
+        self.trigger_ms.set(now_ms());
+    }
+
+    pub(super) fn trigger_ms(&self) -> f64 {
+        self.trigger_ms.get()
+    }
+
+    /// An init finished its steps (its attempt started at `t0`).
+    pub(super) fn init_done(&self, timings: InitTimings, t0: f64) {
+        self.pending.set(Some((timings, t0)));
+    }
+
+    /// The first frame of the init that finished came now.
+    pub(super) fn first_frame(&self) {
+        let now = now_ms();
+        if let Some((mut timings, t0)) = self.pending.take() {
+            timings.to_first_frame_ms = now - t0;
+            timings.to_picture_ms = now - self.trigger_ms.get();
+            timings.first_frame_at_ms = now;
+            if !timings.recovery {
+                self.cold_start.set(Some(timings));
+            }
+            self.last_init.set(Some(timings));
+        }
+    }
+}
+
+impl<A: App> Inner<A> {
+    /// The snapshot `Runtime::status` returns; reads every part without
+    /// changing any.
+    pub(super) fn status(&self) -> Status {
+        let ledger = self
+            .guard
+            .ledger()
+            .try_borrow()
+            .map(|l| (l.live(), l.peak()))
+            .unwrap_or_default();
+        let s = self.driver.supervisor();
+        Status {
+            state: s.as_ref().map_or(DeviceState::Idle, |s| s.state()),
+            generation: s.as_ref().map_or(0, |s| s.generation()),
+            recoveries: s.as_ref().map_or(0, |s| s.recoveries()),
+            last_loss: s.as_ref().and_then(|s| s.last_loss().cloned()),
+            fallback: s.as_ref().and_then(|s| s.fallback().cloned()),
+            hidden: s.as_ref().is_some_and(|s| s.hidden()),
+            frames: self.frames.count(),
+            net: self.guard.net().stats(),
+            live: ledger.0,
+            peak: ledger.1,
+            adapter: self.slot.adapter(),
+            level: self.guard.level(),
+            frame_ms: self.frames.smoothed_ms(),
+            frame_ms_total: self.frames.total_ms(),
+            cold_start: self.timings.cold_start.get(),
+            last_init: self.timings.last_init.get(),
+            loop_alive: self.frame_loop.pending(),
+            frames_thrown: self.frames.thrown(),
+            stalled: self.watchers.stalled(),
+            resizes: self.frames.resizes(),
+            frames_from_timer: self.frame_loop.driven_by_timer(),
+            wasm_memory_bytes: wasm_memory_bytes(),
+            js_heap_bytes: js_heap_bytes(),
+            runtime_bugs: crate::held::bug_count(),
+        }
+    }
 }

@@ -3,10 +3,10 @@
 //! canvas -> the application's resources. Every step's failure is an
 //! [`InitFailure`] naming the step; nothing throws through WebAssembly (the
 //! application's `build` is polled through the crash trampoline). The attempt
-//! takes no decision: it parks what it made (the device, then the built
-//! resources) and reports; `carry_out` adopts, runs or discards what was parked,
+//! takes no decision: it hands what it made (the device, then the built
+//! resources) over with its event, and the driver adopts, runs or discards it
 //! as the supervisor says. An attempt that was superseded or stopped meanwhile
-//! finds its device gone and ends quietly.
+//! hears "gone" and ends quietly.
 
 use std::rc::{Rc, Weak};
 
@@ -17,7 +17,8 @@ use crate::web::crash;
 use crate::web::init::{self, GpuContext};
 use crate::web::js::now_ms;
 
-use super::{App, Arrival, Built, InitTimings, Inner};
+use super::slot::{Arrival, Handover};
+use super::{App, InitTimings, Inner};
 
 /// What a build's `Err` means for the next attempt: a fault that can pass on a
 /// fresh device (out of memory, an internal error) is retried; a lost device
@@ -35,19 +36,11 @@ fn build_failure(fault: &Fault, alive: bool) -> InitFailure {
 }
 
 impl<A: App> Inner<A> {
-    /// Whether `attempt` is still the one under way.
-    fn attempt_owns(&self, attempt: u64) -> bool {
-        self.supervisor
-            .try_borrow()
-            .map(|s| s.attempt_in_flight() == Some(attempt))
-            .unwrap_or(false)
-    }
-
     /// Attempt `attempt` failed: said (only while it is still the one under
     /// way: a stopped or superseded attempt ends quietly) and reported.
     fn attempt_failed(this: &Rc<Self>, attempt: u64, failure: InitFailure) {
-        if this.attempt_owns(attempt) {
-            this.context.net().note(&format!(
+        if this.driver.attempt_owns(attempt) {
+            this.guard.net().note(&format!(
                 "init attempt {attempt} failed: {}",
                 failure.describe()
             ));
@@ -64,12 +57,8 @@ impl<A: App> Inner<A> {
             return;
         };
         let t0 = now_ms();
-        let wait_ms = t0 - this.trigger_ms.get();
-        let recovery = this
-            .supervisor
-            .try_borrow()
-            .map(|s| s.generation() > 0)
-            .unwrap_or(false);
+        let wait_ms = t0 - this.timings.trigger_ms();
+        let recovery = this.driver.ran_before();
         let device_label = this.options.init.device_label.clone();
         let gpu_api = match init::navigator_gpu() {
             Ok(gpu) => gpu,
@@ -104,22 +93,11 @@ impl<A: App> Inner<A> {
         // (as generation N), or gone (discarded, or the runtime dropped) when
         // the sender is dropped unsent. Awaited, never polled.
         let (decision, word) = oneshot::channel();
-        let parked = match this.arrivals.try_borrow_mut() {
-            Ok(mut arrivals) => {
-                arrivals.push(Arrival {
-                    attempt,
-                    raw: raw.clone(),
-                    decision,
-                });
-                true
-            }
-            Err(_) => false,
-        };
-        if !parked {
-            raw.destroy();
-            return;
-        }
-        Inner::dispatch(&this, Event::DeviceCreated { attempt });
+        Inner::dispatch_with(
+            &this,
+            Event::DeviceCreated { attempt },
+            Handover::Device(Arrival::new(raw.clone(), decision)),
+        );
         drop(this);
         let Some((device, generation)) = word.await else {
             // Stopped or superseded meanwhile: carry_out destroyed it.
@@ -129,7 +107,7 @@ impl<A: App> Inner<A> {
             device.retire();
             return;
         };
-        if !this.attempt_owns(attempt) {
+        if !this.driver.attempt_owns(attempt) {
             // Stopped or superseded between the word and now: carry_out
             // destroyed the device already.
             return;
@@ -141,13 +119,13 @@ impl<A: App> Inner<A> {
         let lost = device.watch_lost(move |reason, message| {
             if let Some(runtime) = weak_runtime.upgrade() {
                 // A device the runtime let go (stopped, superseded) is not news.
-                if runtime.generation_current(generation) {
-                    runtime.context.net().note(&format!(
+                if runtime.driver.owns_generation(generation) {
+                    runtime.guard.net().note(&format!(
                         "device {generation} lost (reason {}): {message}",
                         reason.as_str()
                     ));
                 }
-                runtime.trigger_ms.set(now_ms());
+                runtime.timings.triggered_now();
                 Inner::dispatch(
                     &runtime,
                     Event::Lost {
@@ -167,7 +145,7 @@ impl<A: App> Inner<A> {
                 Inner::found_lost(&runtime, generation);
             }
         });
-        let net = this.context.net().install(&raw);
+        let net = this.guard.net().install(&raw);
         Inner::size_for(&this, &raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
@@ -178,11 +156,9 @@ impl<A: App> Inner<A> {
             Ok(pair) => pair,
             Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
         };
-        this.canvas_owner.set(Some(generation));
-        if let Ok(mut slot) = this.adapter.try_borrow_mut() {
-            *slot = adapter_name.clone();
-        }
-        this.context.net().set_adapter(&adapter_name);
+        this.slot.owns_canvas(generation);
+        this.slot.set_adapter(&adapter_name);
+        this.guard.net().set_adapter(&adapter_name);
         let t3 = now_ms();
         let gpu = GpuContext {
             adapter_name,
@@ -231,14 +207,14 @@ impl<A: App> Inner<A> {
         // Whatever a build armed for itself ends with it (not a newer
         // attempt's injection).
         #[cfg(feature = "fault-injection")]
-        if this.attempt_owns(attempt) {
-            this.context.injector().disarm();
+        if this.driver.attempt_owns(attempt) {
+            this.guard.injector().disarm();
         }
         let resources = match built {
             Ok(resources) if alive => resources,
             Ok(resources) => {
                 Inner::drop_resources(&this, resources);
-                Inner::release(&this, &gpu);
+                this.slot.release(&gpu);
                 return Inner::attempt_failed(
                     &this,
                     attempt,
@@ -251,15 +227,15 @@ impl<A: App> Inner<A> {
                 let failure = build_failure(&fault, alive);
                 // Written once, here, while the attempt is the one under way;
                 // a stopped or superseded attempt's failure is not news.
-                if this.attempt_owns(attempt) {
+                if this.driver.attempt_owns(attempt) {
                     device.report(fault);
                 }
-                Inner::release(&this, &gpu);
+                this.slot.release(&gpu);
                 drop(gpu);
                 return Inner::dispatch(&this, Event::InitFailed { attempt, failure });
             }
         };
-        this.pending_timing.set(Some((
+        this.timings.init_done(
             InitTimings {
                 wait_ms,
                 adapter_ms: t1 - t0,
@@ -272,21 +248,15 @@ impl<A: App> Inner<A> {
                 recovery,
             },
             t0,
-        )));
-        if let Ok(mut slot) = this.built.try_borrow_mut() {
-            *slot = Some(Built {
-                generation,
-                gpu,
-                resources,
-            });
-        }
-        // carry_out runs it, or destroys it if the attempt was superseded.
-        Inner::dispatch(
+        );
+        // The driver runs it, or destroys it if the attempt was superseded.
+        Inner::dispatch_with(
             &this,
             Event::InitSucceeded {
                 attempt,
                 generation,
             },
+            Handover::Built(gpu, resources),
         );
     }
 }
