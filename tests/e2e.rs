@@ -1456,6 +1456,8 @@ async fn soak_of_random_faults_loses_nothing(browser: Browser) -> TestResult {
             settled["liveObjects"], base["liveObjects"],
             "{at}: {settled}"
         );
+        // The runtime never found its own state lent where it should not be.
+        assert_eq!(settled["runtimeBugs"], 0, "{at}: {settled}");
         if settled["shadowMapSize"] == base["shadowMapSize"] {
             assert_eq!(settled["liveBytes"], base["liveBytes"], "{at}: {settled}");
             let now = s.canvas().await?;

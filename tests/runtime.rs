@@ -1283,3 +1283,139 @@ async fn the_status_reports_the_wasm_memory_and_the_js_heap_where_the_engine_tel
     assert!(status.js_heap_bytes.is_none_or(|b| b > 0), "{status:?}");
     r.stop();
 }
+
+/// Everywhere the runtime calls code it does not own (the application's
+/// `build`, `frame`, `resize` and `Drop`, a fallback hook, a telemetry sink, a
+/// sanitiser), that code calls back into the runtime: nothing of the runtime
+/// may be lent meanwhile (`runtime_bugs` stays 0: the trampoline checks), and
+/// every call answers.
+#[wasm_bindgen_test]
+async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
+    use webgpu_guard::web::WeakRuntime;
+    type Pokes = Rc<RefCell<Vec<&'static str>>>;
+    /// Calls back into the runtime from `from`.
+    fn poke(me: &RefCell<Option<WeakRuntime<Poking>>>, pokes: &Pokes, from: &'static str) {
+        let Some(r) = me.borrow().as_ref().and_then(|w| w.upgrade()) else {
+            return;
+        };
+        let status = r.status();
+        let _ = r.with_live(|gpu, _| gpu.generation);
+        r.set_level(status.level);
+        let _ = r.net().stats();
+        r.net().note(&format!("poked from {from}"));
+        pokes.borrow_mut().push(from);
+    }
+    #[derive(Default)]
+    struct Poking {
+        me: Rc<RefCell<Option<WeakRuntime<Poking>>>>,
+        pokes: Pokes,
+        fail_build: Cell<bool>,
+    }
+    struct PokingResources {
+        me: Rc<RefCell<Option<WeakRuntime<Poking>>>>,
+        pokes: Pokes,
+    }
+    impl Drop for PokingResources {
+        fn drop(&mut self) {
+            poke(&self.me, &self.pokes, "drop");
+        }
+    }
+    impl App for Poking {
+        type Resources = PokingResources;
+        async fn build(&self, gpu: &GpuContext) -> Result<PokingResources, Fault> {
+            poke(&self.me, &self.pokes, "build");
+            if self.fail_build.get() {
+                let d = &gpu.device;
+                d.phase("poking-invalid", || {
+                    d.create_buffer(
+                        "poking-invalid-buffer",
+                        256,
+                        BufferUsages::MAP_READ | BufferUsages::STORAGE,
+                    )
+                })
+                .await?;
+            }
+            Ok(PokingResources {
+                me: self.me.clone(),
+                pokes: self.pokes.clone(),
+            })
+        }
+        fn resize(&self, _: &GpuContext, _: &mut PokingResources) -> Result<(), Fault> {
+            poke(&self.me, &self.pokes, "resize");
+            Ok(())
+        }
+        fn frame(&self, _: &GpuContext, _: &PokingResources, _: &FrameInfo) -> Result<(), Fault> {
+            poke(&self.me, &self.pokes, "frame");
+            Ok(())
+        }
+    }
+    struct PokingSink(Rc<RefCell<Option<WeakRuntime<Poking>>>>, Pokes);
+    impl webgpu_guard::telemetry::TelemetrySink for PokingSink {
+        fn send(&self, _: &webgpu_guard::telemetry::TelemetryEvent) -> Result<(), String> {
+            poke(&self.0, &self.1, "sink");
+            Ok(())
+        }
+    }
+    let document = web_sys::window().unwrap().document().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").unwrap().unchecked_into();
+    canvas.set_width(64);
+    canvas.set_height(64);
+    document.body().unwrap().append_child(&canvas).unwrap();
+    let r = Runtime::new(Poking::default(), canvas, RuntimeOptions::default());
+    *r.app().me.borrow_mut() = Some(r.downgrade());
+    let pokes = r.app().pokes.clone();
+    let (me, sink_pokes) = (r.app().me.clone(), pokes.clone());
+    r.net()
+        .set_sink(Box::new(PokingSink(me.clone(), sink_pokes)));
+    let (sanitiser_me, sanitiser_pokes) = (me.clone(), pokes.clone());
+    r.net().set_sanitizer(Some(Box::new(move |text: &str| {
+        poke(&sanitiser_me, &sanitiser_pokes, "sanitiser");
+        text.to_string()
+    })));
+    let (hook_me, hook_pokes) = (me.clone(), pokes.clone());
+    r.on_fallback(move |_| poke(&hook_me, &hook_pokes, "hook"));
+    r.start();
+    let running = |generation: u64| {
+        let r = r.clone();
+        move || {
+            let s = r.status();
+            s.state.as_str() == "running" && s.generation == generation && s.frames > 2
+        }
+    };
+    wait_until("running", running(1)).await;
+    let style = r.canvas().style();
+    style.set_property("width", "90px").unwrap();
+    wait_until("a resize", || pokes.borrow().contains(&"resize")).await;
+    r.force_recovery();
+    wait_until("running again", running(2)).await;
+    // The next build fails with a validation error: the fault goes to the
+    // sink through the sanitiser, and the fallback to the hook.
+    r.app().fail_build.set(true);
+    r.force_recovery();
+    wait_until("the fallback", || pokes.borrow().contains(&"hook")).await;
+    let status = r.status();
+    assert_eq!(status.state.as_str(), "failed", "{status:?}");
+    for from in [
+        "build",
+        "frame",
+        "resize",
+        "drop",
+        "sink",
+        "sanitiser",
+        "hook",
+    ] {
+        assert!(
+            pokes.borrow().contains(&from),
+            "no call back from {from}: {:?}",
+            pokes.borrow()
+        );
+    }
+    assert_eq!(
+        status.runtime_bugs,
+        0,
+        "the runtime was lent while foreign code ran: {:?}",
+        r.net().recent_lines()
+    );
+    r.stop();
+}

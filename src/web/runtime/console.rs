@@ -43,6 +43,7 @@ pub(crate) fn status_object(s: &Status) -> JsValue {
     set(&o, "wasmMemoryBytes", (s.wasm_memory_bytes as f64).into());
     set(&o, "jsHeapBytes", s.js_heap_bytes.map(|b| b as f64).into());
     set(&o, "resizes", (s.resizes as f64).into());
+    set(&o, "runtimeBugs", s.runtime_bugs.into());
     let errors = js_sys::Object::new();
     set(&errors, "validation", (s.net.validation as f64).into());
     set(&errors, "outOfMemory", (s.net.out_of_memory as f64).into());
