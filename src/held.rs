@@ -8,7 +8,8 @@
 //! `build`, `frame`, `resize` and `Drop`, hooks, sinks): it finds nothing held,
 //! or records the bug with its place. A `with` that finds its cell lent (a
 //! closure that reached back into the runtime) does nothing and records the
-//! bug, once per place: [`take_bugs`] hands them to the fault path.
+//! bug, once per place: [`take_bugs`] hands them to the fault path (the
+//! record is the page's: with two runtimes, the first to look reports it).
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
@@ -22,6 +23,14 @@ thread_local! {
         const { RefCell::new((Vec::new(), Vec::new())) };
     /// Bugs recorded so far.
     static BUG_COUNT: Cell<u32> = const { Cell::new(0) };
+    /// Cleared after a crash: a trap inside a lend leaves the count wrong.
+    static CHECKING: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Stops every check (after a crash, when a trap may have struck inside a
+/// lend and nothing of the module's state can be trusted).
+pub(crate) fn stop_checking() {
+    CHECKING.with(|c| c.set(false));
 }
 
 /// A value of the runtime, lent to one closure at a time.
@@ -93,6 +102,9 @@ pub(crate) fn foreign() {
 }
 
 fn record(place: &'static Location<'static>, what: &str) {
+    if !CHECKING.with(Cell::get) {
+        return;
+    }
     BUG_COUNT.with(|n| n.set(n.get() + 1));
     BUGS.with(|bugs| {
         let Ok(mut bugs) = bugs.try_borrow_mut() else {

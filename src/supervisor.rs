@@ -505,7 +505,7 @@ impl Default for SupervisorOptions {
 }
 
 /// The supervisor's state machine. What each state needs is carried by the
-/// state itself ([`Phase`]): an attempt's id, deadline and device exist only
+/// state itself (its `Phase`): an attempt's id, deadline and device exist only
 /// while an attempt is under way, a backoff timer only while one is waited
 /// for, the running device and its stall only while it runs. No field can
 /// say "an attempt is in flight" while the state says "running".
@@ -568,8 +568,9 @@ enum Phase {
     Running(Running),
     /// Gave up; the fallback is shown.
     Failed(Fallback),
-    /// Stopped on purpose.
-    Stopped,
+    /// Stopped on purpose; the fallback shown before, if it failed first
+    /// (the page shows it until the next start).
+    Stopped(Option<Fallback>),
     /// Panicked or trapped; its fallback is shown.
     Crashed(Fallback),
 }
@@ -648,7 +649,7 @@ impl Supervisor {
             Phase::BringingUp { .. } => DeviceState::Lost,
             Phase::Running(_) => DeviceState::Running,
             Phase::Failed(_) => DeviceState::Failed,
-            Phase::Stopped => DeviceState::Stopped,
+            Phase::Stopped(_) => DeviceState::Stopped,
             Phase::Crashed(_) => DeviceState::Crashed,
         }
     }
@@ -742,10 +743,11 @@ impl Supervisor {
         self.last_loss.as_ref()
     }
 
-    /// The fallback shown, if any (failed or crashed).
+    /// The fallback shown, if any (failed or crashed, or stopped after either).
     pub fn fallback(&self) -> Option<&Fallback> {
         match &self.phase {
             Phase::Failed(fallback) | Phase::Crashed(fallback) => Some(fallback),
+            Phase::Stopped(fallback) => fallback.as_ref(),
             _ => None,
         }
     }
@@ -943,7 +945,10 @@ impl Supervisor {
     }
 
     fn start(&mut self) -> Vec<Command> {
-        if !matches!(self.phase, Phase::Idle | Phase::Stopped | Phase::Failed(_)) {
+        if !matches!(
+            self.phase,
+            Phase::Idle | Phase::Stopped(_) | Phase::Failed(_)
+        ) {
             return Vec::new();
         }
         self.quick_deaths = 0;
@@ -965,13 +970,14 @@ impl Supervisor {
     }
 
     fn stop(&mut self) -> Vec<Command> {
-        if matches!(self.phase, Phase::Idle | Phase::Stopped) {
+        if matches!(self.phase, Phase::Idle | Phase::Stopped(_)) {
             return Vec::new();
         }
         if matches!(self.phase, Phase::Running(_)) {
             self.record_loss(LossReason::Destroyed, "stopped by the application", true);
         }
-        self.leave(Phase::Stopped)
+        let shown = self.fallback().cloned();
+        self.leave(Phase::Stopped(shown))
     }
 
     fn record_loss(&mut self, reason: LossReason, message: &str, requested: bool) {

@@ -1419,3 +1419,68 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
     );
     r.stop();
 }
+
+#[wasm_bindgen(inline_js = "export function throw_an_error_whose_message_throws() {
+  class Nasty extends Error { get message() { throw this; } get name() { throw this; } }
+  throw new Nasty();
+}")]
+extern "C" {
+    /// Throws, through WebAssembly, an error whose `message` and `name`
+    /// getters throw it again.
+    fn throw_an_error_whose_message_throws();
+}
+
+/// A fallback hook that throws an error whose very description throws: the
+/// runtime describes it without throwing, and is not left busy (a `start`
+/// after it is carried out).
+#[wasm_bindgen_test]
+async fn a_hook_throwing_an_error_whose_message_throws_cannot_wedge_the_runtime() {
+    let r = runtime();
+    r.app().invalid_in_build.set(true);
+    let hooked = Rc::new(Cell::new(0));
+    let count = hooked.clone();
+    r.on_fallback(move |_| {
+        count.set(count.get() + 1);
+        throw_an_error_whose_message_throws();
+    });
+    r.start();
+    wait_until("the fallback hook", || hooked.get() == 1).await;
+    let lines = r.net().recent_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("the fallback hook threw: ?: ?")),
+        "{lines:?}"
+    );
+    // Not busy for ever: a start is handled (its backoff first), and runs.
+    r.app().invalid_in_build.set(false);
+    r.start();
+    wait_state(&r, "running", 2).await;
+    r.stop();
+    assert_eq!(r.status().state.as_str(), "stopped");
+}
+
+/// A `with_live` closure that stops the runtime holds the last reference to
+/// the resources: their `Drop` (which throws here) runs through the
+/// trampoline, reported, not thrown at the caller.
+#[wasm_bindgen_test]
+async fn a_stop_from_with_live_drops_the_resources_through_the_trampoline() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.app().throw_on_drop.set(true);
+    let stopper = r.clone();
+    let answered = r.with_live(|gpu, _| {
+        stopper.stop();
+        gpu.generation
+    });
+    assert_eq!(answered, Some(1));
+    assert_eq!(r.status().state.as_str(), "stopped");
+    let lines = r.net().recent_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("dropping the application's resources threw")),
+        "{lines:?}"
+    );
+}

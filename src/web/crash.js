@@ -17,7 +17,12 @@ export function guard_call(f) {
 export function is_trap(e) {
   if (typeof WebAssembly !== "undefined" && e instanceof WebAssembly.RuntimeError) return true;
   if (e === null || typeof e !== "object") return false;
-  const message = String(e.message);
-  return (e instanceof RangeError && /call stack/i.test(message))
-    || (e.name === "InternalError" && /too much recursion/i.test(message));
+  // Never throws, whatever was thrown (a `message` getter may throw).
+  try {
+    const message = String(e.message);
+    return (e instanceof RangeError && /call stack/i.test(message))
+      || (e.name === "InternalError" && /too much recursion/i.test(message));
+  } catch (_) {
+    return false;
+  }
 }

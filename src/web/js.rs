@@ -5,12 +5,18 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::fault::{Fault, FaultKind};
 
 /// The text of a thrown JavaScript value: `name: message` for errors, the string
-/// itself for strings, else a debug rendering.
+/// itself for strings, else a debug rendering. Never throws, whatever the
+/// value: an error's `name` and `message` are read through `Reflect` (a getter
+/// that throws reads as `?`).
 pub fn describe(value: &JsValue) -> String {
-    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-        let name: String = error.name().into();
-        let message: String = error.message().into();
-        return format!("{name}: {message}");
+    if value.dyn_ref::<js_sys::Error>().is_some() {
+        let read = |key: &str| {
+            js_sys::Reflect::get(value, &key.into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_else(|| "?".into())
+        };
+        return format!("{}: {}", read("name"), read("message"));
     }
     if let Some(text) = value.as_string() {
         return text;

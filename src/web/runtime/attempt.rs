@@ -124,8 +124,8 @@ impl<A: App> Inner<A> {
                         "device {generation} lost (reason {}): {message}",
                         reason.as_str()
                     ));
+                    runtime.timings.triggered_now();
                 }
-                runtime.timings.triggered_now();
                 Inner::dispatch(
                     &runtime,
                     Event::Lost {
@@ -175,10 +175,13 @@ impl<A: App> Inner<A> {
         // while it runs (the application is).
         let app = this.app.clone();
         drop(this);
-        let built = crash::Catching::new(app.build(&gpu)).await;
+        // Called inside the future, so that what `build` does before its
+        // first await runs through the trampoline too.
+        let built = crash::Catching::new(async { app.build(&gpu).await }).await;
         let t4 = now_ms();
         if crash::crashed() {
             std::mem::forget(gpu);
+            std::mem::forget(built);
             if let Some(this) = weak.upgrade() {
                 Inner::on_crash(&this);
             }
@@ -235,20 +238,23 @@ impl<A: App> Inner<A> {
                 return Inner::dispatch(&this, Event::InitFailed { attempt, failure });
             }
         };
-        this.timings.init_done(
-            InitTimings {
-                wait_ms,
-                adapter_ms: t1 - t0,
-                device_ms: t2 - t1,
-                configure_ms: t3 - t2,
-                resources_ms: t4 - t3,
-                to_first_frame_ms: 0.0,
-                to_picture_ms: 0.0,
-                first_frame_at_ms: 0.0,
-                recovery,
-            },
-            t0,
-        );
+        // Only the attempt under way's timings (a stale one's are not news).
+        if this.driver.attempt_owns(attempt) {
+            this.timings.init_done(
+                InitTimings {
+                    wait_ms,
+                    adapter_ms: t1 - t0,
+                    device_ms: t2 - t1,
+                    configure_ms: t3 - t2,
+                    resources_ms: t4 - t3,
+                    to_first_frame_ms: 0.0,
+                    to_picture_ms: 0.0,
+                    first_frame_at_ms: 0.0,
+                    recovery,
+                },
+                t0,
+            );
+        }
         // The driver runs it, or destroys it if the attempt was superseded.
         Inner::dispatch_with(
             &this,

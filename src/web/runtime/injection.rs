@@ -105,6 +105,9 @@ mod enabled {
                     }
                 }
             }
+            // The last reference after an injected loss tore the device down:
+            // the resources' `Drop` runs through the trampoline.
+            Inner::drop_resources(inner, live);
             Ok(())
         }
 

@@ -1,7 +1,7 @@
 //! The runtime: runs an [`App`] on a canvas. This module is its public face;
 //! the work is done by modules with one job each:
-//! * `driver`: the one loop that hands events to the pure [`Supervisor`] and
-//!   carries out its [`Command`]s (frames run inside it too);
+//! * `driver`: the one loop that hands events to the pure [`Supervisor`](crate::supervisor::Supervisor) and
+//!   carries out its [`Command`](crate::supervisor::Command)s (frames run inside it too);
 //! * `slot`: the one place a generation's device lives (initialising, live),
 //!   and the hand-overs an attempt sends with its events;
 //! * `attempt`: one idempotent init attempt (adapter, device, loss watcher and
@@ -307,8 +307,14 @@ impl<A: App> Runtime<A> {
         let live = self.inner.slot.live()?;
         // Not the runtime's borrow: the resources' own, shared with frames,
         // exclusive during a resize.
-        let resources = live.resources.try_borrow().ok()?;
-        Some(f(&live.gpu, &resources))
+        let answer = match live.resources.try_borrow() {
+            Ok(resources) => Some(f(&live.gpu, &resources)),
+            Err(_) => None,
+        };
+        // The last reference when `f` stopped or recovered: the resources'
+        // `Drop` runs through the trampoline.
+        Inner::drop_resources(&self.inner, live);
+        answer
     }
 
     /// Forces the full recovery path (what `window.matarGPU()` does): stop the

@@ -32,8 +32,10 @@ pub struct InitTimings {
     pub recovery: bool,
 }
 
-/// A snapshot for `gpuStatus()` and the HUD.
+/// A snapshot for `gpuStatus()` and the HUD (made by the runtime only: new
+/// fields may come).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Status {
     /// The device state.
     pub state: DeviceState,
@@ -165,7 +167,13 @@ impl<A: App> Inner<A> {
             .unwrap_or_default();
         let s = self.driver.supervisor();
         Status {
-            state: s.as_ref().map_or(DeviceState::Idle, |s| s.state()),
+            // After a trap the supervisor may be out of reach (lent when it
+            // struck): the state is what the module is.
+            state: match &s {
+                _ if crate::web::crash::crashed() => DeviceState::Crashed,
+                Some(s) => s.state(),
+                None => DeviceState::Idle,
+            },
             generation: s.as_ref().map_or(0, |s| s.generation()),
             recoveries: s.as_ref().map_or(0, |s| s.recoveries()),
             last_loss: s.as_ref().and_then(|s| s.last_loss().cloned()),

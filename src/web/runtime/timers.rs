@@ -12,10 +12,13 @@ pub(super) struct Timers(Held<Vec<(u64, Timeout)>>);
 impl Timers {
     /// Keeps `timeout` as timer `token` (replacing one of the same token).
     pub(super) fn keep(&self, token: u64, timeout: Timeout) {
-        self.0.with(|timers| {
-            timers.retain(|(t, _)| *t != token);
+        let replaced = self.0.with(|timers| {
+            let at = timers.iter().position(|(t, _)| *t == token);
+            let replaced = at.map(|at| timers.swap_remove(at));
             timers.push((token, timeout));
+            replaced
         });
+        drop(replaced);
     }
 
     /// Cancels timer `token`.

@@ -21,7 +21,8 @@ use crate::web::sizer::CanvasSizer;
 pub(super) struct Watchers {
     visibility: Held<Option<EventListener>>,
     clock: Held<Option<Interval>>,
-    sizer: Held<Option<CanvasSizer>>,
+    /// Shared out of its cell for each use: its calls reach the page.
+    sizer: Held<Option<Rc<CanvasSizer>>>,
     /// When the last frame ran (or the wait for one started again).
     last_frame_ms: Cell<f64>,
     /// Whether a stall was reported and no frame came since.
@@ -55,21 +56,16 @@ impl Watchers {
         canvas: &web_sys::HtmlCanvasElement,
         max_dimension: u32,
     ) -> Option<(u32, u32)> {
-        let wanted = self
-            .sizer
-            .with(|sizer| sizer.as_ref().and_then(|s| s.wanted(max_dimension)))
-            .flatten()?;
+        let wanted = self.sizer.get().flatten()?.wanted(max_dimension)?;
         let now = (canvas.width(), canvas.height());
         (wanted != now).then_some(wanted)
     }
 
     /// Reads the canvas's displayed size again now.
     fn refresh_size(&self) {
-        self.sizer.with(|sizer| {
-            if let Some(sizer) = sizer {
-                sizer.refresh();
-            }
-        });
+        if let Some(Some(sizer)) = self.sizer.get() {
+            sizer.refresh();
+        }
     }
 }
 
@@ -145,11 +141,12 @@ impl<A: App> Inner<A> {
         if this.options.canvas_size != CanvasSize::FollowDisplay {
             return;
         }
-        this.watchers.sizer.with(|sizer| {
-            if sizer.is_none() {
-                *sizer = CanvasSizer::observe(&this.canvas);
-            }
-        });
+        if this.watchers.sizer.with(|s| s.is_none()) != Some(true) {
+            return;
+        }
+        // Made outside the cell: it reaches the page.
+        let sizer = CanvasSizer::observe(&this.canvas).map(Rc::new);
+        this.watchers.sizer.replace(sizer);
     }
 
     /// Gives the canvas the size it needs before a device is configured on it:
