@@ -11,7 +11,6 @@ use wasm_bindgen::prelude::*;
 
 use super::{App, Runtime};
 use crate::fault::{Fault, FaultKind};
-use crate::web::runtime::status::Status;
 
 thread_local! {
     /// Which runtime of this page exposed the console functions (its address;
@@ -23,50 +22,6 @@ fn expose(name: &str, f: &JsValue) {
     if let Some(window) = web_sys::window() {
         let _ = js_sys::Reflect::set(&window, &name.into(), f);
     }
-}
-
-/// `gpuStatus()`'s plain object.
-pub(crate) fn status_object(s: &Status) -> JsValue {
-    let o = js_sys::Object::new();
-    let set = |target: &js_sys::Object, k: &str, v: JsValue| {
-        let _ = js_sys::Reflect::set(target, &k.into(), &v);
-    };
-    set(&o, "state", s.state.as_str().into());
-    set(&o, "generation", (s.generation as f64).into());
-    set(&o, "recoveries", (s.recoveries as f64).into());
-    set(&o, "frames", (s.frames as f64).into());
-    set(&o, "liveObjects", (s.live.objects as f64).into());
-    set(&o, "liveBytes", (s.live.bytes as f64).into());
-    set(&o, "loopAlive", s.loop_alive.into());
-    set(&o, "stalled", s.stalled.into());
-    set(&o, "framesFromTimer", s.frames_from_timer.into());
-    set(&o, "wasmMemoryBytes", (s.wasm_memory_bytes as f64).into());
-    set(&o, "jsHeapBytes", s.js_heap_bytes.map(|b| b as f64).into());
-    set(&o, "resizes", (s.resizes as f64).into());
-    set(&o, "runtimeBugs", s.runtime_bugs.into());
-    let errors = js_sys::Object::new();
-    set(&errors, "validation", (s.net.validation as f64).into());
-    set(&errors, "outOfMemory", (s.net.out_of_memory as f64).into());
-    set(&errors, "internal", (s.net.internal as f64).into());
-    set(&o, "errors", errors.into());
-    set(&o, "logged", (s.net.logged as f64).into());
-    set(&o, "suppressed", (s.net.suppressed as f64).into());
-    let last_loss = match &s.last_loss {
-        Some(loss) => {
-            let l = js_sys::Object::new();
-            set(&l, "reason", loss.reason.as_str().into());
-            set(&l, "message", loss.message.as_str().into());
-            l.into()
-        }
-        None => JsValue::NULL,
-    };
-    set(&o, "lastLoss", last_loss);
-    let fallback = match &s.fallback {
-        Some(f) => JsValue::from_str(&f.message()),
-        None => JsValue::NULL,
-    };
-    set(&o, "fallback", fallback);
-    o.into()
 }
 
 fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsValue) {
@@ -122,6 +77,6 @@ impl<A: App> Runtime<A> {
             r.start();
             JsValue::TRUE
         });
-        install("gpuStatus", self, |r| status_object(&r.status()));
+        install("gpuStatus", self, |r| r.status().to_js().into());
     }
 }

@@ -2,6 +2,8 @@
 
 use std::cell::Cell;
 
+use wasm_bindgen::JsValue;
+
 use super::{App, Inner};
 use crate::fault_log::NetStats;
 use crate::ledger::Tally;
@@ -90,6 +92,132 @@ pub struct Status {
     /// reached while lent, foreign code called while it was): 0 unless the
     /// library is wrong; each is reported once with its place.
     pub runtime_bugs: u32,
+}
+
+fn set(object: &js_sys::Object, key: &str, value: JsValue) {
+    let _ = js_sys::Reflect::set(object, &key.into(), &value);
+}
+
+impl Status {
+    /// The snapshot as `gpuStatus()` returns it: a plain object whose keys are
+    /// the fields' names in camel case (`fallback` is the fallback's code,
+    /// `fallbackMessage` its text). A page adds its own keys to it.
+    pub fn to_js(&self) -> js_sys::Object {
+        let o = js_sys::Object::new();
+
+        set(&o, "state", self.state.as_str().into());
+        set(&o, "generation", (self.generation as f64).into());
+        set(&o, "recoveries", (self.recoveries as f64).into());
+        set(&o, "frames", (self.frames as f64).into());
+        let loss = match &self.last_loss {
+            Some(loss) => {
+                let l = js_sys::Object::new();
+                set(&l, "reason", loss.reason.as_str().into());
+                set(&l, "message", loss.message.as_str().into());
+                set(&l, "requested", loss.requested.into());
+                l.into()
+            }
+            None => JsValue::NULL,
+        };
+        set(&o, "lastLoss", loss);
+        let errors = js_sys::Object::new();
+        set(&errors, "validation", (self.net.validation as f64).into());
+        set(
+            &errors,
+            "outOfMemory",
+            (self.net.out_of_memory as f64).into(),
+        );
+        set(&errors, "internal", (self.net.internal as f64).into());
+        set(&errors, "other", (self.net.other as f64).into());
+        set(&o, "errors", errors.into());
+        set(&o, "logged", (self.net.logged as f64).into());
+        set(&o, "suppressed", (self.net.suppressed as f64).into());
+        set(&o, "cutOffs", (self.net.cut_offs as f64).into());
+        set(
+            &o,
+            "heldByListener",
+            (self.net.held_by_listener as f64).into(),
+        );
+        set(&o, "sinkFailures", (self.net.sink_failures as f64).into());
+        set(&o, "telemetrySent", (self.net.telemetry_sent as f64).into());
+        set(
+            &o,
+            "telemetryHeldBack",
+            (self.net.telemetry_held_back as f64).into(),
+        );
+        set(
+            &o,
+            "maxLinesInASecond",
+            (self.net.max_lines_in_a_second as f64).into(),
+        );
+        set(&o, "liveObjects", (self.live.objects as f64).into());
+        set(&o, "liveBytes", (self.live.bytes as f64).into());
+        set(&o, "peakBytes", (self.peak.bytes as f64).into());
+        set(&o, "adapter", self.adapter.as_str().into());
+        set(&o, "level", self.level.as_str().into());
+        set(&o, "frameMs", self.frame_ms.into());
+        set(&o, "loopAlive", self.loop_alive.into());
+        set(&o, "stalled", self.stalled.into());
+        set(&o, "framesFromTimer", self.frames_from_timer.into());
+        set(
+            &o,
+            "wasmMemoryBytes",
+            (self.wasm_memory_bytes as f64).into(),
+        );
+        set(
+            &o,
+            "jsHeapBytes",
+            self.js_heap_bytes.map(|b| b as f64).into(),
+        );
+        set(&o, "resizes", (self.resizes as f64).into());
+        set(
+            &o,
+            "fallback",
+            self.fallback
+                .as_ref()
+                .map(|f| JsValue::from_str(f.code()))
+                .unwrap_or(JsValue::NULL),
+        );
+        set(
+            &o,
+            "fallbackMessage",
+            self.fallback
+                .as_ref()
+                .map(|f| JsValue::from_str(&f.message()))
+                .unwrap_or(JsValue::NULL),
+        );
+        set(&o, "hidden", self.hidden.into());
+        set(&o, "framesThrown", (self.frames_thrown as f64).into());
+        set(&o, "runtimeBugs", self.runtime_bugs.into());
+        let timing = |t: &InitTimings| {
+            let j = js_sys::Object::new();
+            set(&j, "adapterMs", t.adapter_ms.into());
+            set(&j, "deviceMs", t.device_ms.into());
+            set(&j, "configureMs", t.configure_ms.into());
+            set(&j, "resourcesMs", t.resources_ms.into());
+            set(&j, "toFirstFrameMs", t.to_first_frame_ms.into());
+            set(&j, "waitMs", t.wait_ms.into());
+            set(&j, "toPictureMs", t.to_picture_ms.into());
+            set(&j, "firstFrameAtMs", t.first_frame_at_ms.into());
+            set(&j, "recovery", t.recovery.into());
+            JsValue::from(j)
+        };
+        set(
+            &o,
+            "coldStart",
+            self.cold_start
+                .as_ref()
+                .map(timing)
+                .unwrap_or(JsValue::NULL),
+        );
+        set(
+            &o,
+            "lastInit",
+            self.last_init.as_ref().map(timing).unwrap_or(JsValue::NULL),
+        );
+
+        o
+    }
 }
 
 /// The size of this module's linear memory, in bytes.
