@@ -36,6 +36,16 @@ pub(crate) fn stop_checking() {
 /// A value of the runtime, lent to one closure at a time.
 pub(crate) struct Held<T>(RefCell<T>);
 
+impl<T> std::fmt::Debug for Held<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.try_borrow_mut().is_ok() {
+            "Held"
+        } else {
+            "Held (lent)"
+        })
+    }
+}
+
 impl<T: Default> Default for Held<T> {
     fn default() -> Self {
         Held(RefCell::new(T::default()))

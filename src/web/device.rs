@@ -2,6 +2,8 @@
 //! sink), its lost flag and the bookkeeping of the phase in progress.
 
 use std::cell::{Cell, RefCell};
+
+use crate::held::Held;
 use std::rc::Rc;
 
 use web_sys::{GpuDevice, GpuQueue};
@@ -17,9 +19,9 @@ struct Inner {
     handle: DeviceHandle,
     phase_depth: Cell<u32>,
     frame_depth: Cell<u32>,
-    pending_calls: RefCell<Vec<PendingPops>>,
-    call_sites: RefCell<Vec<(String, CallSite)>>,
-    frame_reporter: RefCell<Option<js_sys::Function>>,
+    pending_calls: Held<Vec<PendingPops>>,
+    call_sites: Held<Vec<(String, CallSite)>>,
+    frame_reporter: Held<Option<js_sys::Function>>,
 }
 
 /// A `GPUDevice` with the library's bookkeeping. Cheap to clone (shared).
@@ -74,9 +76,9 @@ impl GuardedDevice {
                 handle: DeviceHandle::new(device, context),
                 phase_depth: Cell::new(0),
                 frame_depth: Cell::new(0),
-                pending_calls: RefCell::new(Vec::new()),
-                call_sites: RefCell::new(Vec::new()),
-                frame_reporter: RefCell::new(None),
+                pending_calls: Held::default(),
+                call_sites: Held::default(),
+                frame_reporter: Held::default(),
             }),
         }
     }
@@ -177,8 +179,8 @@ impl GuardedDevice {
     }
 
     pub(crate) fn frame_reporter(&self) -> js_sys::Function {
-        if let Some(f) = self.inner.frame_reporter.borrow().as_ref() {
-            return f.clone();
+        if let Some(Some(f)) = self.inner.frame_reporter.get() {
+            return f;
         }
         // Holds the net, not the device: no cycle keeps a dead device alive.
         let net = self.net().clone();
@@ -199,7 +201,7 @@ impl GuardedDevice {
             );
         let function: js_sys::Function =
             wasm_bindgen::JsCast::unchecked_into(callback.into_js_value());
-        *self.inner.frame_reporter.borrow_mut() = Some(function.clone());
+        self.inner.frame_reporter.replace(Some(function.clone()));
         function
     }
 
@@ -233,25 +235,24 @@ impl GuardedDevice {
     }
 
     pub(crate) fn add_pending_call(&self, pops: PendingPops) {
-        if let Ok(mut calls) = self.inner.pending_calls.try_borrow_mut() {
-            calls.push(pops);
-        } else {
+        let mut pops = Some(pops);
+        self.inner
+            .pending_calls
+            .with(|calls| calls.extend(pops.take()));
+        // Not kept (the library reached its own cell): settled on their own.
+        if let Some(pops) = pops {
             pops.detach();
         }
     }
 
     pub(crate) fn take_pending_calls(&self) -> Vec<PendingPops> {
-        self.inner
-            .pending_calls
-            .try_borrow_mut()
-            .map(|mut calls| std::mem::take(&mut *calls))
-            .unwrap_or_default()
+        self.inner.pending_calls.take().unwrap_or_default()
     }
 
     pub(crate) fn record_call_site(&self, label: &str, site: CallSite) {
-        if let Ok(mut sites) = self.inner.call_sites.try_borrow_mut() {
-            sites.push((label.to_string(), site));
-        }
+        self.inner
+            .call_sites
+            .with(|sites| sites.push((label.to_string(), site)));
     }
 
     /// Names the call behind `fault` from its object label (known to the library,
@@ -263,11 +264,20 @@ impl GuardedDevice {
         let Some(label) = fault.object_label() else {
             return fault;
         };
-        if let Ok(sites) = self.inner.call_sites.try_borrow() {
-            if let Some((_, site)) = sites.iter().rev().find(|(l, _)| *l == label) {
-                fault.origin.call_site = Some(*site);
-                fault.origin.object = Some(label);
-            }
+        let site = self
+            .inner
+            .call_sites
+            .with(|sites| {
+                sites
+                    .iter()
+                    .rev()
+                    .find(|(l, _)| *l == label)
+                    .map(|(_, s)| *s)
+            })
+            .flatten();
+        if let Some(site) = site {
+            fault.origin.call_site = Some(site);
+            fault.origin.object = Some(label);
         }
         fault
     }
@@ -276,12 +286,10 @@ impl GuardedDevice {
     /// phase).
     #[doc(hidden)]
     pub fn recorded_call_sites(&self) -> usize {
-        self.inner.call_sites.try_borrow().map_or(0, |s| s.len())
+        self.inner.call_sites.with(|s| s.len()).unwrap_or(0)
     }
 
     pub(crate) fn clear_call_sites(&self) {
-        if let Ok(mut sites) = self.inner.call_sites.try_borrow_mut() {
-            sites.clear();
-        }
+        self.inner.call_sites.with(Vec::clear);
     }
 }

@@ -1,7 +1,8 @@
 //! [`DeviceHandle`]: the raw device with its lost flag and its context; all that
 //! error scopes need, so that the scope layer depends on nothing above it.
 
-use std::cell::{Cell, RefCell};
+use crate::held::Held;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use web_sys::GpuDevice;
@@ -23,7 +24,7 @@ pub struct DeviceHandle {
     /// Whether the runtime let this device go on purpose (stopped, superseded,
     /// torn down): what its work fails with afterwards is not news.
     let_go: Rc<Cell<bool>>,
-    found_lost_hook: Rc<RefCell<Option<FoundLostHook>>>,
+    found_lost_hook: Rc<Held<Option<FoundLostHook>>>,
     context: GuardContext,
 }
 
@@ -44,7 +45,7 @@ impl DeviceHandle {
             lost: Rc::new(Cell::new(false)),
             injected_loss: Rc::new(Cell::new(false)),
             let_go: Rc::new(Cell::new(false)),
-            found_lost_hook: Rc::new(RefCell::new(None)),
+            found_lost_hook: Rc::new(Held::default()),
             context,
         }
     }
@@ -87,11 +88,7 @@ impl DeviceHandle {
         if self.lost.replace(true) {
             return;
         }
-        let hook = self
-            .found_lost_hook
-            .try_borrow()
-            .ok()
-            .and_then(|h| h.clone());
+        let hook = self.found_lost_hook.get().flatten();
         if let Some(hook) = hook {
             hook();
         }
@@ -99,9 +96,7 @@ impl DeviceHandle {
 
     /// Sets what runs when a probe finds the device lost.
     pub(crate) fn on_found_lost(&self, hook: impl Fn() + 'static) {
-        if let Ok(mut slot) = self.found_lost_hook.try_borrow_mut() {
-            *slot = Some(Rc::new(hook));
-        }
+        self.found_lost_hook.replace(Some(Rc::new(hook)));
     }
 
     /// Records that the device's loss was injected (reported as a browser-caused

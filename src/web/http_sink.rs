@@ -8,13 +8,14 @@
 //! go from a timer, one at a time, through a JavaScript half that never throws
 //! and always settles (`http.js`), and memory is bounded by the outbox.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::held::Held;
 use crate::telemetry::otlp::Resource;
 use crate::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
 use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
@@ -54,9 +55,9 @@ struct Shared {
     /// Extra request headers, as name, value, name, value… (a beacon carries
     /// none: put a key in the URL's query if the collector needs one there).
     headers: js_sys::Array,
-    outbox: RefCell<Outbox>,
-    timer: RefCell<Option<Timeout>>,
-    listeners: RefCell<Vec<EventListener>>,
+    outbox: Held<Outbox>,
+    timer: Held<Option<Timeout>>,
+    listeners: Held<Vec<EventListener>>,
     /// The body of the keepalive request in flight, in bytes (0 if none).
     in_flight_bytes: Cell<usize>,
     /// Time spent in the sink's own code taking errors, in ms.
@@ -113,9 +114,9 @@ impl HttpSink {
         let inner = Rc::new(Shared {
             url: url.to_string(),
             headers: js_sys::Array::new(),
-            outbox: RefCell::new(Outbox::new(config, resource)),
-            timer: RefCell::new(None),
-            listeners: RefCell::new(Vec::new()),
+            outbox: Held::new(Outbox::new(config, resource)),
+            timer: Held::default(),
+            listeners: Held::default(),
             in_flight_bytes: Cell::new(0),
             taking_ms: Cell::new(0.0),
             sending_ms: Cell::new(0.0),
@@ -136,8 +137,7 @@ impl HttpSink {
     pub fn stats(&self) -> ExportStats {
         self.inner
             .outbox
-            .try_borrow()
-            .map(|outbox| outbox.stats())
+            .with(|outbox| outbox.stats())
             .unwrap_or_default()
     }
 
@@ -151,9 +151,9 @@ impl HttpSink {
 
     /// Names the adapter in the resource of the requests to come.
     pub fn set_adapter(&self, adapter: &str) {
-        if let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() {
-            outbox.resource_mut().set("webgpu.adapter", adapter);
-        }
+        self.inner
+            .outbox
+            .with(|outbox| outbox.resource_mut().set("webgpu.adapter", adapter));
     }
 
     /// Sends what waits with `navigator.sendBeacon` now (what the sink does
@@ -164,11 +164,14 @@ impl HttpSink {
 
     fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
         Shared::timed(&self.inner.taking_ms, || {
-            let Ok(mut outbox) = self.inner.outbox.try_borrow_mut() else {
+            if self
+                .inner
+                .outbox
+                .with(|outbox| record(outbox, epoch_ms()))
+                .is_none()
+            {
                 return Err("the HTTP sink was busy".into());
-            };
-            record(&mut outbox, epoch_ms());
-            drop(outbox);
+            }
             arm(&self.inner);
             Ok(())
         })
@@ -229,51 +232,37 @@ fn describe_the_browser(resource: &mut Resource) {
 
 /// Sets a timer for the next request unless one is set or none can go.
 fn arm(shared: &Rc<Shared>) {
-    let Ok(mut timer) = shared.timer.try_borrow_mut() else {
-        return;
-    };
-    if timer.is_some() {
+    if shared.timer.with(|timer| timer.is_some()) != Some(false) {
         return;
     }
-    let Some(at) = shared
-        .outbox
-        .try_borrow()
-        .ok()
-        .and_then(|o| o.next_request_ms())
-    else {
+    let Some(at) = shared.outbox.with(|o| o.next_request_ms()).flatten() else {
         return;
     };
     let delay = (at - epoch_ms()).clamp(0.0, f64::from(i32::MAX)) as u32;
     let weak = Rc::downgrade(shared);
-    *timer = Some(Timeout::new(delay, move || {
+    let timeout = Timeout::new(delay, move || {
         if let Some(shared) = weak.upgrade() {
             // This timer has fired: the slot is free for the next one.
-            let fired = shared
-                .timer
-                .try_borrow_mut()
-                .ok()
-                .and_then(|mut t| t.take());
+            let fired = shared.timer.take();
             drop(fired);
             shared.sending(|| post_next(&shared));
         }
-    }));
+    });
+    shared.timer.replace(Some(timeout));
 }
 
 /// Posts the next request if one is due; arms the timer again once it ends.
 fn post_next(shared: &Rc<Shared>) {
     let now = epoch_ms();
-    let (body, timeout_ms) = {
-        let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
-            return;
-        };
-        let timeout_ms = outbox.config().timeout_ms;
-        match outbox.take_request(now) {
-            Some(body) => (body, timeout_ms),
-            None => {
-                drop(outbox);
-                return arm(shared);
-            }
-        }
+    let taken = shared
+        .outbox
+        .with(|outbox| {
+            let timeout_ms = outbox.config().timeout_ms;
+            outbox.take_request(now).map(|body| (body, timeout_ms))
+        })
+        .flatten();
+    let Some((body, timeout_ms)) = taken else {
+        return arm(shared);
     };
     let keepalive = body.len() <= KEEPALIVE_QUOTA - 1024;
     shared
@@ -302,9 +291,9 @@ fn post_next(shared: &Rc<Shared>) {
         };
         shared.in_flight_bytes.set(0);
         shared.sending(|| {
-            if let Ok(mut outbox) = shared.outbox.try_borrow_mut() {
-                outbox.finish(response, epoch_ms());
-            }
+            shared
+                .outbox
+                .with(|outbox| outbox.finish(response, epoch_ms()));
             arm(&shared);
         });
     });
@@ -318,24 +307,29 @@ fn post_next(shared: &Rc<Shared>) {
 /// being hidden (`respect_backoff`) sends nothing while the server asked to
 /// wait; a page unloading sends what it can.
 fn beacon_everything(shared: &Rc<Shared>, respect_backoff: bool) {
-    let Ok(mut outbox) = shared.outbox.try_borrow_mut() else {
-        return;
-    };
-    if respect_backoff && outbox.backing_off(epoch_ms()) {
+    if respect_backoff && shared.outbox.with(|o| o.backing_off(epoch_ms())) != Some(false) {
         return;
     }
     // A little under the quota: headers count against it too.
     let mut budget = (KEEPALIVE_QUOTA - 1024).saturating_sub(shared.in_flight_bytes.get());
     while budget >= MIN_BEACON_BYTES {
-        let Some(beacon) = outbox.take_beacon(epoch_ms(), budget) else {
+        let taken = shared.outbox.with(|o| o.take_beacon(epoch_ms(), budget));
+        let Some(Some(beacon)) = taken else {
             return;
         };
+        // Sent with the outbox not lent: the browser's call is outside it.
         let sent_bytes = beacon.body.len();
-        if sent_bytes <= budget && guard_beacon(&shared.url, &beacon.body) {
-            outbox.beacon_sent(beacon);
+        let sent = sent_bytes <= budget && guard_beacon(&shared.url, &beacon.body);
+        shared.outbox.with(|o| {
+            if sent {
+                o.beacon_sent(beacon);
+            } else {
+                o.beacon_refused(beacon);
+            }
+        });
+        if sent {
             budget -= sent_bytes;
         } else {
-            outbox.beacon_refused(beacon);
             budget /= 2;
         }
     }
@@ -368,8 +362,8 @@ fn flush_when_the_page_goes(shared: &Rc<Shared>) {
             shared.sending(|| beacon_everything(&shared, false));
         }
     });
-    if let Ok(mut listeners) = shared.listeners.try_borrow_mut() {
+    shared.listeners.with(|listeners| {
         listeners.push(on_hidden);
         listeners.push(on_pagehide);
-    }
+    });
 }

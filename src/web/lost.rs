@@ -1,10 +1,10 @@
 //! Watches `device.lost`, which resolves (never rejects) when the device dies.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use web_sys::GpuDevice;
 
+use crate::held::Held;
 use crate::supervisor::LossReason;
 use crate::web::js::enum_str;
 
@@ -16,16 +16,12 @@ type OnLost = Box<dyn FnOnce(LossReason, String)>;
 /// resolves: nothing of the device may wait on it).
 #[must_use = "the watcher is disarmed when dropped"]
 pub struct LostWatch {
-    callback: Rc<RefCell<Option<OnLost>>>,
+    callback: Rc<Held<Option<OnLost>>>,
 }
 
 impl std::fmt::Debug for LostWatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let armed = self
-            .callback
-            .try_borrow()
-            .map(|c| c.is_some())
-            .unwrap_or(true);
+        let armed = self.callback.with(|c| c.is_some()).unwrap_or(true);
         f.debug_struct("LostWatch").field("armed", &armed).finish()
     }
 }
@@ -39,11 +35,8 @@ impl LostWatch {
 
 impl Drop for LostWatch {
     fn drop(&mut self) {
-        let callback = self
-            .callback
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut c| c.take());
+        // Dropped out of its cell: what it holds may be anything.
+        let callback = self.callback.take();
         drop(callback);
     }
 }
@@ -55,7 +48,7 @@ pub fn watch_lost(
     device: &GpuDevice,
     on_lost: impl FnOnce(LossReason, String) + 'static,
 ) -> LostWatch {
-    let callback: Rc<RefCell<Option<OnLost>>> = Rc::new(RefCell::new(Some(Box::new(on_lost))));
+    let callback: Rc<Held<Option<OnLost>>> = Rc::new(Held::new(Some(Box::new(on_lost))));
     let armed = Rc::downgrade(&callback);
     let lost = device.lost();
     wasm_bindgen_futures::spawn_local(async move {
@@ -63,9 +56,7 @@ pub fn watch_lost(
             Ok(info) => (LossReason::parse(&enum_str(info.reason())), info.message()),
             Err(e) => (LossReason::Unknown, crate::web::js::describe(&e)),
         };
-        let callback = armed
-            .upgrade()
-            .and_then(|slot| slot.try_borrow_mut().ok().and_then(|mut c| c.take()));
+        let callback = armed.upgrade().and_then(|slot| slot.take().flatten());
         if let Some(on_lost) = callback {
             on_lost(reason, message);
         }

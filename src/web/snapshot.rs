@@ -20,12 +20,12 @@
 //! self.snapshot.capture(gpu, info.frame, &r.state, size)?;
 //! ```
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use web_sys::GpuBuffer;
 
 use crate::fault::{Fault, FaultKind};
+use crate::held::Held;
 use crate::usage::BufferUsages;
 use crate::web::init::GpuContext;
 use crate::web::scope::{Filter, ScopeSet};
@@ -45,7 +45,7 @@ pub struct Snapshot {
 pub struct GpuSnapshot {
     label: String,
     every_frames: u64,
-    state: Rc<RefCell<State>>,
+    state: Rc<Held<State>>,
 }
 
 #[derive(Debug, Default)]
@@ -66,29 +66,29 @@ impl GpuSnapshot {
         GpuSnapshot {
             label: label.to_string(),
             every_frames: every_frames.max(1),
-            state: Rc::new(RefCell::new(State::default())),
+            state: Rc::new(Held::default()),
         }
     }
 
     /// The last snapshot that arrived whole, if any.
     pub fn latest(&self) -> Option<Snapshot> {
-        self.state.try_borrow().ok().and_then(|s| s.latest.clone())
+        self.state.with(|s| s.latest.clone()).flatten()
     }
 
     /// Snapshots taken whole so far.
     pub fn taken(&self) -> u64 {
-        self.state.try_borrow().map_or(0, |s| s.taken)
+        self.state.with(|s| s.taken).unwrap_or(0)
     }
 
     /// Captures that did not become a snapshot: a loss interrupted the read, or
     /// the GPU refused the copy.
     pub fn interrupted(&self) -> u64 {
-        self.state.try_borrow().map_or(0, |s| s.interrupted)
+        self.state.with(|s| s.interrupted).unwrap_or(0)
     }
 
     /// Whether a read is in flight.
     pub fn reading(&self) -> bool {
-        self.state.try_borrow().is_ok_and(|s| s.reading)
+        self.state.with(|s| s.reading).unwrap_or(false)
     }
 
     /// Call after the frame's submit. When `every_frames` frames have passed
@@ -106,11 +106,14 @@ impl GpuSnapshot {
         source: &GpuBuffer,
         size: u64,
     ) -> Result<bool, Fault> {
-        let due = self.state.try_borrow().is_ok_and(|s| {
-            !s.reading
-                && s.last_capture
-                    .is_none_or(|last| frame >= last + self.every_frames)
-        });
+        let due = self
+            .state
+            .with(|s| {
+                !s.reading
+                    && s.last_capture
+                        .is_none_or(|last| frame >= last + self.every_frames)
+            })
+            .unwrap_or(false);
         if !due {
             return Ok(false);
         }
@@ -128,10 +131,9 @@ impl GpuSnapshot {
         source: &GpuBuffer,
         size: u64,
     ) -> Result<bool, Fault> {
-        let Ok(mut state) = self.state.try_borrow_mut() else {
-            return Ok(false);
-        };
-        if state.reading {
+        // Read, then set once the copy is submitted: nothing is lent while
+        // the device's calls (and the fault sink they may report to) run.
+        if self.state.with(|s| s.reading) != Some(false) {
             return Ok(false);
         }
         let device = &gpu.device;
@@ -164,9 +166,10 @@ impl GpuSnapshot {
         })();
         let checked = scope.close();
         copied?;
-        state.reading = true;
-        state.last_capture = Some(frame);
-        drop(state);
+        self.state.with(|state| {
+            state.reading = true;
+            state.last_capture = Some(frame);
+        });
         let read = device.read_buffer(&staging, 0, size);
         let shared = Rc::downgrade(&self.state);
         wasm_bindgen_futures::spawn_local(async move {
@@ -177,17 +180,16 @@ impl GpuSnapshot {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
-            let Ok(mut state) = shared.try_borrow_mut() else {
-                return;
-            };
-            state.reading = false;
-            match outcome {
-                Ok(bytes) if clean => {
-                    state.latest = Some(Snapshot { frame, bytes });
-                    state.taken += 1;
+            shared.with(|state| {
+                state.reading = false;
+                match outcome {
+                    Ok(bytes) if clean => {
+                        state.latest = Some(Snapshot { frame, bytes });
+                        state.taken += 1;
+                    }
+                    _ => state.interrupted += 1,
                 }
-                _ => state.interrupted += 1,
-            }
+            });
         });
         Ok(true)
     }
