@@ -20,7 +20,7 @@ pub const MAX_LOSS_FRAMES: u32 = 600;
 pub const MAX_BUILD_INDEX: u32 = 10_000;
 
 /// The highest rate of `storm:RATE:MS`, in uncaptured errors a second (at least
-/// 1): twice the 1000 a second that the net is measured against, which already
+/// 1): twice the 1000 a second that the fault sink is measured against, which already
 /// makes the browser log and count thousands of errors. The injector makes
 /// `RATE / 20` invalid calls every 50 ms on the page's thread: 100 a tick here,
 /// where the 4 294 967 295 that used to be accepted meant 214 million calls in
@@ -84,7 +84,7 @@ pub enum Injection {
     },
     /// Compile a module whose WGSL is wrong.
     BadShader,
-    /// One invalid object outside every scope: the net's case.
+    /// One invalid object outside every scope: the fault sink's case.
     Uncaptured,
 }
 

@@ -3,7 +3,7 @@
 //! counted by kind, rendered by one formatter ([`Fault`]'s `Display`), written
 //! through one rate limiter and sent to telemetry grouped by its sanitised label.
 //!
-//! The browser layer ([`crate::web::net`]) only adds the clock and the console.
+//! The browser layer ([`crate::web::faults`]) only adds the clock and the console.
 
 use std::collections::VecDeque;
 
@@ -14,7 +14,7 @@ use crate::telemetry::{GroupSummary, Observed, Telemetry, TelemetrySink};
 
 /// Counters of the fault path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NetStats {
+pub struct FaultStats {
     /// Validation errors seen.
     pub validation: u64,
     /// Out-of-memory errors seen.
@@ -48,7 +48,7 @@ pub struct NetStats {
     pub max_lines_in_a_second: u64,
 }
 
-impl NetStats {
+impl FaultStats {
     /// Errors of every kind seen (warnings excluded).
     pub fn total_errors(&self) -> u64 {
         self.validation + self.out_of_memory + self.internal + self.other
@@ -104,7 +104,7 @@ pub struct FaultLog {
     telemetry: Telemetry,
     sink: Box<dyn TelemetrySink>,
     adapter: Option<String>,
-    stats: NetStats,
+    stats: FaultStats,
     recent: VecDeque<String>,
     written_at: VecDeque<f64>,
 }
@@ -117,7 +117,7 @@ impl FaultLog {
             telemetry: Telemetry::default(),
             sink,
             adapter: None,
-            stats: NetStats::default(),
+            stats: FaultStats::default(),
             recent: VecDeque::new(),
             written_at: VecDeque::new(),
         }
@@ -144,7 +144,7 @@ impl FaultLog {
     }
 
     /// The counters.
-    pub fn stats(&self) -> NetStats {
+    pub fn stats(&self) -> FaultStats {
         self.stats
     }
 
@@ -499,7 +499,7 @@ mod tests {
         assert_eq!(memory.events().len(), events_before + 1);
     }
 
-    /// A storm as the net sees it: uncaptured errors (a kind, a message quoting
+    /// A storm as the fault sink sees it: uncaptured errors (a kind, a message quoting
     /// one of a few labels, hundreds of others past the group cap, or none) and,
     /// now and then, a fault a scope caught (`scoped`, its object label known), each
     /// at a time and a frame.
@@ -553,7 +553,7 @@ mod tests {
     /// Errors held by the listener: (kind, quoted label) -> first fault, count.
     type Held = Vec<(FaultKind, Option<String>, Fault, u64)>;
 
-    /// Hands the held counts over, tagged with the current frame, as the net does.
+    /// Hands the held counts over, tagged with the current frame, as the fault sink does.
     fn drain(log: &mut FaultLog, held: &mut Held, frame: u64) {
         for (_, _, mut fault, count) in held.drain(..) {
             fault.origin.frame = Some(frame);
@@ -608,7 +608,7 @@ mod tests {
             assert!(held_count > 4000, "seed {seed}: only {held_count} held");
             let stats = log.stats();
             assert_eq!(stats.held_by_listener, held_count, "seed {seed}");
-            let stats = NetStats {
+            let stats = FaultStats {
                 held_by_listener: 0,
                 ..stats
             };

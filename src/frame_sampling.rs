@@ -34,7 +34,7 @@ impl FrameSampling {
     /// 0.3 ms frame.
     pub const DEFAULT_EVERY: u32 = 32;
 
-    /// Frames scoped one after another once the net has caught an error.
+    /// Frames scoped one after another once the fault sink has caught an error.
     pub const HUNT_FRAMES: u64 = 120;
 
     /// Scopes one frame in `every` (`0` and `1` both mean every frame).
@@ -61,14 +61,14 @@ impl FrameSampling {
 /// named with its exact frame.
 ///
 /// A hunt runs for [`FrameSampling::HUNT_FRAMES`] frames. An error a frame's own
-/// scope catches starts one or renews it. An error only the net saw (outside
+/// scope catches starts one or renews it. An error only the fault sink saw (outside
 /// any scope) starts one but never renews it: while every frame is scoped, such
 /// an error did not come from a frame. Once a hunt has ended without a single
-/// catch in a frame's scope while the net's errors kept coming, those errors
+/// catch in a frame's scope while the fault sink's errors kept coming, those errors
 /// are taken to come from outside the frames (a timer, an event handler): they
 /// start no new hunt for [`Hunt::MUTE_FRAMES`] frames, which would cost a scope
 /// round trip every frame and name nothing. The mute ends early when a frame's
-/// scope catches an error (the sampled frames keep looking) or when the net has
+/// scope catches an error (the sampled frames keep looking) or when the fault sink has
 /// seen none for [`FrameSampling::HUNT_FRAMES`] frames; when it runs out, the
 /// next error starts a hunt again, so an error in frames the sampling never
 /// scopes (every odd frame, say) is still caught by a frame's scope within
@@ -82,14 +82,14 @@ pub struct Hunt {
     caught_in_frames: bool,
     /// Whether that hunt has been judged fruitless already (it mutes once).
     judged: bool,
-    /// The frame from which errors the net sees start no hunt, while muted.
+    /// The frame from which errors the fault sink sees start no hunt, while muted.
     muted_since: Option<u64>,
-    /// The frame of the last error the net saw.
+    /// The frame of the last error the fault sink saw.
     last_uncaptured: Option<u64>,
 }
 
 impl Hunt {
-    /// How long the net's errors start no hunt after a fruitless one: eight
+    /// How long the fault sink's errors start no hunt after a fruitless one: eight
     /// hunts' length, so that errors from outside the frames keep at most one
     /// frame in nine scoped.
     pub const MUTE_FRAMES: u64 = 8 * FrameSampling::HUNT_FRAMES;
@@ -100,12 +100,12 @@ impl Hunt {
             .is_some_and(|(first, last)| frame >= first && frame <= last)
     }
 
-    /// Whether errors the net sees start no hunt now.
+    /// Whether errors the fault sink sees start no hunt now.
     pub fn is_muted(&self) -> bool {
         self.muted_since.is_some()
     }
 
-    /// The net saw an error outside any scope, during frame `frame`.
+    /// The fault sink saw an error outside any scope, during frame `frame`.
     pub fn uncaptured(&mut self, frame: u64) {
         let quiet = self
             .last_uncaptured
@@ -241,7 +241,7 @@ mod tests {
         let first_hunt: Vec<u64> = (10..=10 + FrameSampling::HUNT_FRAMES).collect();
         assert_eq!(hunted, first_hunt);
         assert!(hunt.is_muted());
-        // A frame's scope catches an error: hunting again, and the net's errors
+        // A frame's scope catches an error: hunting again, and the fault sink's errors
         // count again once that hunt caught something.
         hunt.caught_in_frame(1024);
         assert!(hunt.is_on(1100) && !hunt.is_muted());
@@ -255,7 +255,7 @@ mod tests {
     }
 
     /// Runs frames `frames`: an error in every frame `fails` says, caught by the
-    /// frame's scope when the frame is scoped, else seen by the net; returns the
+    /// frame's scope when the frame is scoped, else seen by the fault sink; returns the
     /// frames whose scope caught it.
     fn run(hunt: &mut Hunt, frames: std::ops::Range<u64>, fails: impl Fn(u64) -> bool) -> Vec<u64> {
         let sampling = FrameSampling::default();
@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn an_error_in_frames_the_sampling_never_scopes_is_caught_despite_a_mute() {
-        // Errors from outside the frames mute the net; then a bug fails every
+        // Errors from outside the frames mute the fault sink; then a bug fails every
         // odd frame, which one frame in 32 never scopes: the mute runs out, a
         // hunt starts, and from then on every failing frame is caught.
         let mut hunt = QUIET;

@@ -236,7 +236,7 @@ impl Fallback {
         }
     }
 
-    /// What the fallback is, as a fault for the net and telemetry, or `None`
+    /// What the fallback is, as a fault for the fault sink and telemetry, or `None`
     /// when it carries no news: a failed build was reported as the fault it
     /// was (a validation error stays a validation error, not a device loss),
     /// and a browser without WebGPU or an adapter is the page's environment,
@@ -421,7 +421,7 @@ pub enum Command {
         /// The token.
         token: u64,
     },
-    /// Tell the net, once per stall, that the picture is frozen, and act.
+    /// Tell the fault sink, once per stall, that the picture is frozen, and act.
     ReportStall {
         /// The device.
         generation: u64,

@@ -1741,7 +1741,7 @@ impl Session {
         }
     }
 
-    /// What the net counted for telemetry: events sent to the sinks and errors
+    /// What the fault sink counted for telemetry: events sent to the sinks and errors
     /// the limiter held back (each reaches the HTTP sink once).
     async fn telemetry_counted_by_the_net(&self) -> WebDriverResult<u64> {
         let st = self.status().await?;
@@ -1799,7 +1799,7 @@ fn errors_accepted(
 on_both!(telemetry_reaches_a_collector_batched_through_a_storm);
 /// A storm of 1000 errors a second for 10 s, sent to a real collector on
 /// 127.0.0.1 (OTLP/HTTP JSON logs decoded with `opentelemetry-proto`): at most
-/// one request a second, and the counts received add up to what the net counted,
+/// one request a second, and the counts received add up to what the fault sink counted,
 /// less what the sink says it dropped. An error whose label and phase carry a
 /// token in a URL and an e-mail address reaches the collector without them.
 async fn telemetry_reaches_a_collector_batched_through_a_storm(browser: Browser) -> TestResult {

@@ -163,7 +163,7 @@ impl App for ClearApp {
                 hook(info.number);
             }
         }
-        let view = gpu.context.get_current_texture()?.create_view()?;
+        let view = gpu.surface.get_current_texture()?.create_view()?;
         let encoder = gpu.device.create_command_encoder("clear")?;
         let color = web_sys::GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             web_sys::GpuLoadOp::Clear,
@@ -181,7 +181,7 @@ impl App for ClearApp {
 fn assert_nothing_reported(r: &Runtime<ClearApp>) {
     let net = r.status().net;
     let errors = net.validation + net.out_of_memory + net.internal + net.other;
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert_eq!(errors, 0, "faults reported: {lines:?}");
     assert!(
         lines
@@ -563,16 +563,16 @@ async fn a_fallback_hook_or_a_drop_that_throws_cannot_wedge_the_runtime() {
     wait_until("stopped", || r.status().state.as_str() == "stopped").await;
     r.app().throw_on_drop.set(false);
     let thrown = r
-        .net()
+        .faults()
         .recent_lines()
         .iter()
         .filter(|l| l.contains("threw"))
         .count();
-    assert!(thrown >= 2, "{:?}", r.net().recent_lines());
+    assert!(thrown >= 2, "{:?}", r.faults().recent_lines());
     // The build, the hook and the drop: each counted, whatever the console's
     // limit let through.
     let other = r.status().net.other;
-    assert!(other >= 3, "{other}: {:?}", r.net().recent_lines());
+    assert!(other >= 3, "{other}: {:?}", r.faults().recent_lines());
 }
 
 /// Gives the canvas a displayed size, in CSS pixels.
@@ -633,7 +633,7 @@ async fn the_drawing_buffer_follows_the_displayed_size_with_one_rebuild_per_chan
         status.net.validation + status.net.out_of_memory,
         0,
         "{:?}",
-        r.net().recent_lines()
+        r.faults().recent_lines()
     );
     assert_eq!(status.state.as_str(), "running");
     r.stop();
@@ -652,7 +652,12 @@ async fn the_drawing_buffer_is_clamped_to_the_device_limit() {
     display_at(&r, limit + 500, 8);
     wait_until("the clamped size", || buffer_of(&r).0 == limit).await;
     TimeoutFuture::new(100).await;
-    assert_eq!(r.status().net.validation, 0, "{:?}", r.net().recent_lines());
+    assert_eq!(
+        r.status().net.validation,
+        0,
+        "{:?}",
+        r.faults().recent_lines()
+    );
     display_at(&r, 64, 64);
     wait_until("a small size again", || buffer_of(&r).0 < 200).await;
     r.stop();
@@ -690,7 +695,7 @@ async fn a_resize_during_a_recovery_is_applied_to_the_new_device_once() {
     assert!(r.app().resized_to.borrow().len() <= 1);
     let status = r.status();
     assert_eq!(status.live.objects, baseline.objects, "{status:?}");
-    assert_eq!(status.net.validation, 0, "{:?}", r.net().recent_lines());
+    assert_eq!(status.net.validation, 0, "{:?}", r.faults().recent_lines());
     r.stop();
 }
 
@@ -747,7 +752,7 @@ async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animati
 ) {
     let r = running_with_a_short_stall_limit().await;
     let lines_with = |what: &str| {
-        r.net()
+        r.faults()
             .recent_lines()
             .iter()
             .filter(|l| l.contains("presentation stalled") && l.contains(what))
@@ -775,19 +780,19 @@ async fn a_frozen_picture_is_drawn_from_a_timer_on_the_same_device_until_animati
         lines_with("asking for a frame again"),
         1,
         "{:?}",
-        r.net().recent_lines()
+        r.faults().recent_lines()
     );
     assert_eq!(
         lines_with("drawing from a timer"),
         1,
         "{:?}",
-        r.net().recent_lines()
+        r.faults().recent_lines()
     );
-    assert_eq!(lines_with(""), 2, "{:?}", r.net().recent_lines());
+    assert_eq!(lines_with(""), 2, "{:?}", r.faults().recent_lines());
     // Animation frames come back: the timer stops.
     swallow_animation_frames(false);
     wait_until("animation frames again", || !r.status().frames_from_timer).await;
-    let lines = r.net().recent_lines().join("\n");
+    let lines = r.faults().recent_lines().join("\n");
     assert!(lines.contains("animation frames came back"), "{lines}");
     let frames = r.app().frames.get();
     TimeoutFuture::new(300).await;
@@ -811,7 +816,7 @@ async fn one_long_frame_is_no_stall() {
     wait_until("the long frame", || !long.get()).await;
     TimeoutFuture::new(1500).await;
     *r.app().on_frame.borrow_mut() = None;
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert!(
         lines.iter().all(|l| !l.contains("stalled")),
         "one long frame reported as a frozen picture: {lines:?}"
@@ -853,7 +858,7 @@ async fn no_device_outlives_its_generation() {
         r.force_recovery();
         wait_state(&r, "running", generation + 1).await;
     }
-    // Every retired device may be collected: the loss watcher, the net and the
+    // Every retired device may be collected: the loss watcher, the fault sink and the
     // runtime hold none of them (on Gecko, where destroy() is not called, a
     // retired device's `lost` never resolves).
     let mut collected = 0;
@@ -914,7 +919,12 @@ async fn a_frame_that_throws_leaves_nothing_borrowed_for_the_next_resize() {
         *r.app().resized_to.borrow(),
         vec![(1, scale(150), scale(75))]
     );
-    assert_eq!(r.status().net.validation, 0, "{:?}", r.net().recent_lines());
+    assert_eq!(
+        r.status().net.validation,
+        0,
+        "{:?}",
+        r.faults().recent_lines()
+    );
     r.stop();
 }
 
@@ -945,7 +955,7 @@ async fn a_stop_during_build_writes_no_loss_and_no_failed_attempt() {
     // The build goes on, finds its device destroyed and ends.
     TimeoutFuture::new(800).await;
     assert_eq!(r.status().state.as_str(), "stopped");
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert!(
         lines
             .iter()
@@ -966,8 +976,13 @@ async fn an_out_of_memory_in_a_rebuild_is_retried_and_recovers() {
     wait_state(&r, "running", 3).await;
     let status = r.status();
     assert!(status.fallback.is_none(), "{status:?}");
-    assert_eq!(status.net.out_of_memory, 1, "{:?}", r.net().recent_lines());
-    let lines = r.net().recent_lines();
+    assert_eq!(
+        status.net.out_of_memory,
+        1,
+        "{:?}",
+        r.faults().recent_lines()
+    );
+    let lines = r.faults().recent_lines();
     assert!(
         lines
             .iter()
@@ -993,14 +1008,14 @@ async fn a_validation_error_in_the_application_s_build_ends_in_the_fallback_at_o
     // One fault, written once, classified as what it is: no device was lost.
     let net = r.status().net;
     assert_eq!((net.validation, net.other), (1, 0), "{net:?}");
-    let groups = r.net().groups();
+    let groups = r.faults().groups();
     assert!(
         groups
             .iter()
             .all(|g| g.kind == webgpu_guard::FaultKind::Validation),
         "{groups:?}"
     );
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     let naming = lines
         .iter()
         .filter(|l| l.contains("clear-app-invalid"))
@@ -1018,7 +1033,7 @@ async fn an_init_deadline_of_u32_max_is_no_deadline() {
     r.start();
     wait_state(&r, "running", 1).await;
     TimeoutFuture::new(200).await;
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert!(
         lines.iter().all(|l| !l.contains("did not finish")),
         "{lines:?}"
@@ -1037,7 +1052,7 @@ async fn a_telemetry_sink_that_throws_through_wasm_cannot_silence_the_net_or_wed
         }
     }
     let r = runtime();
-    r.net().set_sink(Box::new(ThrowingSink));
+    r.faults().set_sink(Box::new(ThrowingSink));
     r.start();
     wait_state(&r, "running", 1).await;
     // A fault the frame returns goes to the sink from inside the frame.
@@ -1045,8 +1060,8 @@ async fn a_telemetry_sink_that_throws_through_wasm_cannot_silence_the_net_or_wed
     let done = reported.clone();
     *r.app().on_frame.borrow_mut() = Some(Box::new(move |_| done.set(true)));
     let invalid = webgpu_guard::Fault::new(webgpu_guard::FaultKind::Validation, "seen by a sink");
-    r.net().report_ref(&invalid);
-    r.net().report_ref(&invalid.clone());
+    r.faults().report_ref(&invalid);
+    r.faults().report_ref(&invalid.clone());
     wait_until("a frame", || reported.get()).await;
     let stats = r.status().net;
     assert_eq!(stats.validation, 2, "{stats:?}");
@@ -1168,7 +1183,7 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
         second.status().net.other,
         1,
         "{:?}",
-        second.net().recent_lines()
+        second.faults().recent_lines()
     );
     drop(second);
     // As the README's `main`: every handle dropped.
@@ -1301,8 +1316,8 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
         let status = r.status();
         let _ = r.with_live(|gpu, _| gpu.generation);
         r.set_level(status.level);
-        let _ = r.net().stats();
-        r.net().note(&format!("poked from {from}"));
+        let _ = r.faults().stats();
+        r.faults().note(&format!("poked from {from}"));
         pokes.borrow_mut().push(from);
     }
     #[derive(Default)]
@@ -1366,10 +1381,10 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
     *r.app().me.borrow_mut() = Some(r.downgrade());
     let pokes = r.app().pokes.clone();
     let (me, sink_pokes) = (r.app().me.clone(), pokes.clone());
-    r.net()
+    r.faults()
         .set_sink(Box::new(PokingSink(me.clone(), sink_pokes)));
     let (sanitiser_me, sanitiser_pokes) = (me.clone(), pokes.clone());
-    r.net().set_sanitizer(Some(Box::new(move |text: &str| {
+    r.faults().set_sanitizer(Some(Box::new(move |text: &str| {
         poke(&sanitiser_me, &sanitiser_pokes, "sanitiser");
         text.to_string()
     })));
@@ -1415,7 +1430,7 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
         status.runtime_bugs,
         0,
         "the runtime was lent while foreign code ran: {:?}",
-        r.net().recent_lines()
+        r.faults().recent_lines()
     );
     r.stop();
 }
@@ -1445,7 +1460,7 @@ async fn a_hook_throwing_an_error_whose_message_throws_cannot_wedge_the_runtime(
     });
     r.start();
     wait_until("the fallback hook", || hooked.get() == 1).await;
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert!(
         lines
             .iter()
@@ -1476,7 +1491,7 @@ async fn a_stop_from_with_live_drops_the_resources_through_the_trampoline() {
     });
     assert_eq!(answered, Some(1));
     assert_eq!(r.status().state.as_str(), "stopped");
-    let lines = r.net().recent_lines();
+    let lines = r.faults().recent_lines();
     assert!(
         lines
             .iter()

@@ -16,11 +16,11 @@ use webgpu_guard::ledger::ObjectKind;
 use webgpu_guard::shader_diag::MessageType;
 use webgpu_guard::usage::{BufferUsages, TextureUsages};
 
+use webgpu_guard::web::faults::JsFunctionSink;
 use webgpu_guard::web::init;
-use webgpu_guard::web::net::JsFunctionSink;
 use webgpu_guard::web::scope::{pop_unmatched, wait_all, Filter, ScopeSet};
 use webgpu_guard::web::{
-    Binding, DiagnosticsLevel, ErrorNet, GuardContext, GuardedDevice, SamplerSpec, TextureSpec,
+    Binding, DiagnosticsLevel, FaultSink, Guard, GuardedDevice, SamplerSpec, TextureSpec,
 };
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -276,14 +276,14 @@ async fn pop_on_an_empty_stack_is_an_err_not_an_unhandled_rejection() {
     assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
 }
 
-/// Proves the stack is empty: a pop rejects and an unscoped error reaches the net.
+/// Proves the stack is empty: a pop rejects and an unscoped error reaches the fault sink.
 async fn assert_stack_balanced(d: &GuardedDevice) {
     assert_eq!(
         pop_unmatched(d).wait().await.into_fault().map(|f| f.kind),
         Some(FaultKind::ScopeStack),
         "a scope was left open"
     );
-    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
     let _listener = net.install(d.raw());
     distinct_bad_submit(d);
     flush(d).await;
@@ -365,9 +365,9 @@ async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
 
 /// A device whose faults go to a fresh net (returned), with a telemetry sink
 /// collecting `[kind, label, message]` into a JavaScript array.
-fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, ErrorNet, js_sys::Array) {
+fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, FaultSink, js_sys::Array) {
     let frame = Rc::new(Cell::new(0));
-    let net = ErrorNet::new(frame.clone());
+    let net = FaultSink::new(frame.clone());
     let events = js_sys::Array::new();
     let collect = js_sys::Function::new_with_args("events", "return (e) => events.push(e);")
         .call1(&JsValue::NULL, &events)
@@ -376,7 +376,7 @@ fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, ErrorNet, js_sys:
     net.set_sink(Box::new(JsFunctionSink(collect)));
     // The listener stays installed for the life of the test page.
     std::mem::forget(net.install(&raw));
-    let d = GuardedDevice::with_context(raw, GuardContext::new(net.clone(), frame));
+    let d = GuardedDevice::with_context(raw, Guard::new(net.clone(), frame));
     (d, net, events)
 }
 
@@ -428,7 +428,7 @@ async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
 async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_next_frames_are_scoped(
 ) {
     let (d, net, _) = device_with_net(raw_device().await);
-    assert_eq!(d.context().frame_sampling(), FrameSampling::default());
+    assert_eq!(d.guard().frame_sampling(), FrameSampling::default());
     let scoped: Vec<u64> = (1..=65)
         .filter(|&n| {
             let frame = d.begin_frame(n);
@@ -437,13 +437,13 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
         .collect();
     assert_eq!(scoped, vec![32, 64], "one frame in 32 by default");
 
-    // Frame 67 has no scope: its error reaches the net, tagged with frame 67.
+    // Frame 67 has no scope: its error reaches the fault sink, tagged with frame 67.
     let frame = d.begin_frame(67);
     assert!(!frame.is_scoped());
     distinct_bad_submit(&d);
     frame.end();
     flush(&d).await;
-    wait_until("the net catches frame 67's error", || {
+    wait_until("the fault sink catches frame 67's error", || {
         net.stats().validation == 1
     })
     .await;
@@ -452,7 +452,7 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
     assert!(line.contains("at frame 67"), "{line}");
 
     // From then on every frame is scoped: the next error is caught by frame 68's
-    // own scope (the net's record stays at frame 67), named with its frame.
+    // own scope (the fault sink's record stays at frame 67), named with its frame.
     let frame = d.begin_frame(68);
     assert!(frame.is_scoped(), "the frame after a net error is scoped");
     distinct_bad_submit(&d);
@@ -473,7 +473,7 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
     d.set_level(DiagnosticsLevel::PerCall);
     assert!((1000..1010).all(|n| d.begin_frame(n).is_scoped()));
     d.set_level(DiagnosticsLevel::Phases);
-    d.context().set_frame_sampling(FrameSampling::every(1));
+    d.guard().set_frame_sampling(FrameSampling::every(1));
     assert!(d.begin_frame(1001).is_scoped());
     settle().await;
     assert_stack_balanced(&d).await;
@@ -481,7 +481,7 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
 
 #[wasm_bindgen_test]
 async fn errors_from_outside_the_frames_stop_scoping_every_frame_after_one_fruitless_hunt() {
-    // A timer issues a bad call after every frame: the net sees an error in each
+    // A timer issues a bad call after every frame: the fault sink sees an error in each
     // frame, and no frame's own scope ever catches one. One hunt (every frame
     // scoped for 120 frames) shows that; after it, back to one frame in 32.
     let (d, net, _) = device_with_net(raw_device().await);
@@ -729,7 +729,7 @@ async fn a_device_lost_between_push_and_pop_is_never_clean() {
 async fn the_probe_inside_a_validation_scope_never_hides_a_real_error_nor_leaks_its_own() {
     // An awaited set issues the liveness probe's invalid call inside its own
     // validation scope: it must land there (not in an application's scope
-    // around the set, not in the net), be recognised and dropped on a clean
+    // around the set, not in the fault sink), be recognised and dropped on a clean
     // pop, and lose to a real error caught first.
     let (d, net, events) = device_with_net(raw_device().await);
     d.raw()
@@ -846,7 +846,7 @@ async fn sets_closed_out_of_order_or_across_devices_never_misjudge_a_device() {
 async fn pops_dropped_before_anything_awaited_them_still_reach_the_sink() {
     // A future cancelled while it holds pending pops (shader creation awaiting
     // its compilation info, say) drops them unawaited: what they caught must
-    // still reach the net, and the stack stays balanced.
+    // still reach the fault sink, and the stack stays balanced.
     let (d, net, _events) = device_with_net(raw_device().await);
     let scope = ScopeSet::push(&d, &Filter::ALL);
     bad_buffer(&d, "dropped-unawaited");
@@ -1120,7 +1120,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         d.set_level(level);
         // Every frame scoped, so that the frame below goes through its own scope
         // (the sampled default is tested on its own).
-        d.context().set_frame_sampling(FrameSampling::every(1));
+        d.guard().set_frame_sampling(FrameSampling::every(1));
         let name = level.as_str();
 
         // The ladder lands on the size that fits.
@@ -1160,7 +1160,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         );
 
         // A phase's fault names its phase (a GPU error needs the phase's scopes,
-        // which `off` does not push: there it reaches the net).
+        // which `off` does not push: there it reaches the fault sink).
         let fault = d
             .phase("matrix-phase", || {
                 let _bad = d.create_buffer(
@@ -1344,7 +1344,7 @@ async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
     assert_eq!(caret_at, display_width, "{first}");
     assert_eq!(error.fault.origin.object.as_deref(), Some("broken-wgsl"));
     assert!(error.fault.message.contains('^'));
-    // Reported once, through the net.
+    // Reported once, through the fault sink.
     settle().await;
     assert_eq!(net.stats().validation, 1, "{:?}", net.recent_lines());
     assert!(error.fault.is_reported());
@@ -1670,7 +1670,7 @@ async fn live_counts_rise_on_create_and_fall_on_destroy() {
 #[wasm_bindgen_test]
 async fn a_foreign_event_on_the_device_is_counted_and_never_throws() {
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
     let _listener = net.install(d.raw());
     // An exception in a listener never comes out of dispatchEvent: the page's
     // `error` event reports it.
@@ -1714,7 +1714,7 @@ async fn a_foreign_event_on_the_device_is_counted_and_never_throws() {
 #[wasm_bindgen_test]
 async fn a_storm_of_100_uncaptured_errors_writes_5_lines_and_one_cut_off() {
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(42)));
+    let net = FaultSink::new(Rc::new(Cell::new(42)));
     let _listener = net.install(d.raw());
     for _ in 0..100 {
         distinct_bad_submit(&d);
@@ -1780,7 +1780,7 @@ fn dispatch_uncaptured(device: &web_sys::GpuDevice, kind: u32, message: &str) {
 async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
     let d = device().await;
     let frame = Rc::new(Cell::new(7));
-    let net = ErrorNet::new(frame.clone());
+    let net = FaultSink::new(frame.clone());
     let listener = net.install(d.raw());
     // What recording every error one by one gives, grouped by kind and label.
     let mut expected = webgpu_guard::fault_log::FaultLog::new(Box::new(
@@ -1812,7 +1812,7 @@ async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
         record(&mut expected, kind, &message, 7);
     }
     // The timer hands the held counts over within 100 ms. The frame cell is set
-    // directly here, bypassing `ErrorNet::set_frame` (which would hand them over
+    // directly here, bypassing `FaultSink::set_frame` (which would hand them over
     // first), only to see which moment tagged them: the timer's.
     frame.set(9);
     TimeoutFuture::new(300).await;
@@ -1866,7 +1866,7 @@ async fn a_storm_counted_in_javascript_while_the_log_is_silent_loses_nothing() {
 #[wasm_bindgen_test]
 async fn held_errors_go_in_before_a_later_fault_and_keep_their_frame() {
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(20)));
+    let net = FaultSink::new(Rc::new(Cell::new(20)));
     let _listener = net.install(d.raw());
     // Five lines and the cut-off line: the log is silent from here.
     for i in 0..10 {
@@ -1909,9 +1909,9 @@ async fn held_errors_go_in_before_a_later_fault_and_keep_their_frame() {
 #[wasm_bindgen_test]
 async fn identical_uncaptured_errors_reach_the_net_as_the_engine_delivers_them() {
     // Dawn delivers every occurrence; Firefox delivers each distinct message once
-    // per device, upstream of the library. The net counts what arrives.
+    // per device, upstream of the library. The fault sink counts what arrives.
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
     let _listener = net.install(d.raw());
     for i in 0..20 {
         bad_buffer(&d, &format!("same-{i}"));
@@ -1926,7 +1926,7 @@ async fn identical_uncaptured_errors_reach_the_net_as_the_engine_delivers_them()
 #[wasm_bindgen_test]
 async fn a_throwing_telemetry_sink_does_not_break_the_handler() {
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
     let throws = js_sys::Function::new_no_args("throw new Error('telemetry endpoint down')");
     net.set_sink(Box::new(JsFunctionSink(throws)));
     let _listener = net.install(d.raw());
@@ -2130,7 +2130,7 @@ async fn a_runtime_starts_whatever_the_engine_s_wording() {
     runtime.stop();
 }
 
-// ---------------------------------------------------------------- every fault reaches the net
+// ---------------------------------------------------------------- every fault reaches the fault sink
 
 /// A compute pipeline descriptor for `shader` with entry point `entry`.
 fn compute_desc(
@@ -2149,7 +2149,7 @@ fn compute_desc(
 async fn a_pipeline_dropped_unawaited_reaches_the_net_and_rejects_nothing_unhandled() {
     // An application's `build` starts two pipelines, the first invalid, and a
     // `?` after them returns early: both are dropped unawaited. The first one's
-    // rejection must reach the net (once), never the page as an unhandled
+    // rejection must reach the fault sink (once), never the page as an unhandled
     // rejection; the valid one reports nothing.
     let (d, net, _events) = device_with_net(raw_device().await);
     let rejections = count_unhandled_rejections();
@@ -2265,7 +2265,7 @@ async fn a_listener_removed_while_the_log_is_busy_loses_none_of_its_held_counts(
     // while the listener holds counts makes `close()` meet a busy log: what it
     // holds must still reach the log, at the next chance.
     let d = device().await;
-    let net = ErrorNet::new(Rc::new(Cell::new(30)));
+    let net = FaultSink::new(Rc::new(Cell::new(30)));
     let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
     // Five lines and the cut-off line: the log is silent from here.
     for i in 0..10 {
@@ -2298,7 +2298,7 @@ async fn a_listener_removed_while_the_log_is_busy_loses_none_of_its_held_counts(
     assert_eq!(held, Some((7, Some(30))));
     // Handed over on their own too, soon after, without waiting for a reading.
     let frame = Rc::new(Cell::new(31));
-    let net = ErrorNet::new(frame.clone());
+    let net = FaultSink::new(frame.clone());
     let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
     for i in 0..10 {
         dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"busy-warm-up-2\"] {i}"));
@@ -2414,7 +2414,7 @@ async fn an_http_sink_refuses_a_bad_url_and_holds_what_it_cannot_send() {
         ..ExportConfig::default()
     };
     let sink = HttpSink::with_config("http://127.0.0.1:9/v1/logs", "test", config).unwrap();
-    let net = ErrorNet::new(Rc::new(Cell::new(0)));
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
     net.set_sink(Box::new(sink.clone()));
     for i in 0..30 {
         net.report_ref(

@@ -19,9 +19,9 @@ use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::formats::{texture_bytes, TextureShape};
 use crate::ledger::{EntryId, Ledger, ObjectKind};
 use crate::usage::{BufferUsages, TextureUsages};
-use crate::web::catching::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
-use crate::web::context::DiagnosticsLevel;
+use crate::web::bindings::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::device::GuardedDevice;
+use crate::web::guard::DiagnosticsLevel;
 #[cfg(feature = "fault-injection")]
 use crate::web::inject::BuildFault;
 use crate::web::js::enum_str;
@@ -335,7 +335,7 @@ impl GuardedDevice {
         // it, and is this creation's `Err` naming the object.
         let mut create = Some(create);
         let mut outcome = None;
-        let created = match crate::web::crash::catching(&mut || {
+        let created = match crate::web::crash::trampoline(&mut || {
             outcome = create.take().map(|create| create());
         }) {
             Ok(()) => outcome.unwrap_or(Err(JsValue::UNDEFINED)),
@@ -359,7 +359,7 @@ impl GuardedDevice {
     /// retires the device and lets the creation go on, as a real one would).
     #[cfg(feature = "fault-injection")]
     fn injected_fault<T: GpuResource>(&self, label: &str, site: CallSite) -> Option<Fault> {
-        let injector = self.context().injector();
+        let injector = self.guard().injector();
         if !injector.is_armed() {
             return None;
         }

@@ -5,7 +5,7 @@
 //! application crashed.
 //!
 //! Application code (a frame, a `build` future, a fallback hook, a `Drop` of the
-//! application's resources) runs through [`catching`] or [`Catching`], a
+//! application's resources) runs through [`trampoline`] or [`Trampolined`], a
 //! JavaScript trampoline: a JavaScript exception thrown through WebAssembly and a
 //! trap both stop there, and the library code around it goes on (or stops, after
 //! a trap). A panic is also noticed by a panic hook, installed once by
@@ -92,7 +92,7 @@ pub fn install_panic_hook() {
 /// runtime's state is lent meanwhile (a bug recorded with the caller's place
 /// otherwise, see `crate::held`).
 #[track_caller]
-pub fn catching(f: &mut dyn FnMut()) -> Result<(), JsValue> {
+pub fn trampoline(f: &mut dyn FnMut()) -> Result<(), JsValue> {
     crate::held::foreign();
     let thrown = guard_call(&mut || f());
     if thrown.is_undefined() {
@@ -107,40 +107,40 @@ pub fn catching(f: &mut dyn FnMut()) -> Result<(), JsValue> {
 /// Drops `value` through the trampoline (an application's `Drop` may throw or
 /// panic); after a crash it is leaked instead, since its state cannot be trusted.
 #[track_caller]
-pub fn drop_catching<T>(value: T) -> Result<(), JsValue> {
+pub fn drop_in_trampoline<T>(value: T) -> Result<(), JsValue> {
     if crashed() {
         std::mem::forget(value);
         return Ok(());
     }
     let mut slot = Some(value);
-    catching(&mut || drop(slot.take()))
+    trampoline(&mut || drop(slot.take()))
 }
 
 /// A future polled through the trampoline: resolves to `Err(thrown)` when a poll
 /// throws or traps, and the inner future, whose state a throw left half-updated,
 /// is leaked rather than polled or dropped again.
-pub struct Catching<F> {
+pub struct Trampolined<F> {
     inner: Option<Pin<Box<F>>>,
 }
 
-impl<F> std::fmt::Debug for Catching<F> {
+impl<F> std::fmt::Debug for Trampolined<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catching")
+        f.debug_struct("Trampolined")
             .field("done", &self.inner.is_none())
             .finish()
     }
 }
 
-impl<F: Future> Catching<F> {
+impl<F: Future> Trampolined<F> {
     /// Wraps `future`.
     pub fn new(future: F) -> Self {
-        Catching {
+        Trampolined {
             inner: Some(Box::pin(future)),
         }
     }
 }
 
-impl<F: Future> Future for Catching<F> {
+impl<F: Future> Future for Trampolined<F> {
     type Output = Result<F::Output, JsValue>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -148,7 +148,7 @@ impl<F: Future> Future for Catching<F> {
             return Poll::Pending;
         };
         let mut polled = Poll::Pending;
-        match catching(&mut || polled = inner.as_mut().poll(cx)) {
+        match trampoline(&mut || polled = inner.as_mut().poll(cx)) {
             Ok(()) => {
                 if polled.is_ready() {
                     self.inner = None;

@@ -10,9 +10,9 @@ use web_sys::{GpuDevice, GpuQueue};
 
 use crate::fault::{CallSite, Fault};
 use crate::ledger::Ledger;
-use crate::web::context::{DiagnosticsLevel, GuardContext};
+use crate::web::faults::FaultSink;
+use crate::web::guard::{DiagnosticsLevel, Guard};
 use crate::web::handle::DeviceHandle;
-use crate::web::net::ErrorNet;
 use crate::web::scope::PendingPops;
 
 struct Inner {
@@ -65,12 +65,12 @@ impl AsRef<DeviceHandle> for GuardedDevice {
 impl GuardedDevice {
     /// Wraps `device` with a fresh context (its own net on the console).
     pub fn new(device: GpuDevice) -> Self {
-        GuardedDevice::with_context(device, GuardContext::default())
+        GuardedDevice::with_context(device, Guard::default())
     }
 
     /// Wraps `device`, sharing `context` (ledger, level, frame, net) with earlier
     /// devices.
-    pub fn with_context(device: GpuDevice, context: GuardContext) -> Self {
+    pub fn with_context(device: GpuDevice, context: Guard) -> Self {
         GuardedDevice {
             inner: Rc::new(Inner {
                 handle: DeviceHandle::new(device, context),
@@ -95,14 +95,14 @@ impl GuardedDevice {
         self.raw().queue()
     }
 
-    /// The shared context.
-    pub fn context(&self) -> &GuardContext {
-        self.inner.handle.context()
+    /// The guard this device shares (ledger, level, frame counter, fault sink).
+    pub fn guard(&self) -> &Guard {
+        self.inner.handle.guard()
     }
 
     /// The fault sink.
-    pub fn net(&self) -> &ErrorNet {
-        self.context().net()
+    pub fn faults(&self) -> &FaultSink {
+        self.guard().faults()
     }
 
     /// Reports `fault` to the fault sink (once) and returns it marked as reported.
@@ -110,24 +110,24 @@ impl GuardedDevice {
         if self.inner.handle.was_let_go() {
             // A device the runtime let go (a stop, a superseded attempt): what
             // its work fails with now is the runtime's doing, not news.
-            return crate::web::net::mark_reported(fault);
+            return crate::web::faults::mark_reported(fault);
         }
-        self.net().report(fault)
+        self.faults().report(fault)
     }
 
     /// The diagnostics level.
     pub fn level(&self) -> DiagnosticsLevel {
-        self.context().level()
+        self.guard().level()
     }
 
     /// Changes the diagnostics level, effective from the next call.
     pub fn set_level(&self, level: DiagnosticsLevel) {
-        self.context().set_level(level);
+        self.guard().set_level(level);
     }
 
     /// The ledger of live objects.
     pub fn ledger(&self) -> Rc<RefCell<Ledger>> {
-        self.context().ledger().clone()
+        self.guard().ledger().clone()
     }
 
     /// Whether this device is known to be lost.
@@ -152,12 +152,12 @@ impl GuardedDevice {
 
     /// The current frame number.
     pub fn frame(&self) -> u64 {
-        self.context().frame()
+        self.guard().frame()
     }
 
     /// Destroys the device (never throws).
     pub fn destroy(&self) {
-        let _ = crate::web::catching::try_destroy_device(self.raw());
+        let _ = crate::web::bindings::try_destroy_device(self.raw());
     }
 
     /// Lets the device go for good: marked lost, and destroyed where the engine
@@ -182,8 +182,8 @@ impl GuardedDevice {
         if let Some(Some(f)) = self.inner.frame_reporter.get() {
             return f;
         }
-        // Holds the net, not the device: no cycle keeps a dead device alive.
-        let net = self.net().clone();
+        // Holds the fault sink, not the device: no cycle keeps a dead device alive.
+        let net = self.faults().clone();
         let callback =
             wasm_bindgen::closure::Closure::<dyn Fn(f64, wasm_bindgen::JsValue, String)>::new(
                 move |frame: f64, error: wasm_bindgen::JsValue, rejection: String| {

@@ -13,7 +13,7 @@ use web_sys::{
 };
 
 use crate::fault::{CallSite, Fault};
-use crate::web::catching as c;
+use crate::web::bindings as c;
 use crate::web::device::GuardedDevice;
 
 /// The fault of a call `call` on the object labelled `label` that threw `e`.

@@ -9,8 +9,8 @@ use crate::web::scope::{Filter, ScopeSet};
 /// reaches the fault sink a frame or two later, tagged with the frame number.
 ///
 /// Not every frame is scoped: [`crate::frame_sampling::FrameSampling`] decides
-/// (one in 32 by default, every frame after the net caught an error, every frame at
-/// the per-call level). An error in an unscoped frame reaches the net, tagged with
+/// (one in 32 by default, every frame after the fault sink caught an error, every frame at
+/// the per-call level). An error in an unscoped frame reaches the fault sink, tagged with
 /// the frame during which it arrived.
 ///
 /// ```no_run
@@ -34,7 +34,7 @@ impl GuardedDevice {
     /// opens its scopes (every filter, in one call; never with
     /// [`crate::web::DiagnosticsLevel::Off`]).
     pub fn begin_frame(&self, frame: u64) -> FrameScope {
-        let context = self.context();
+        let context = self.guard();
         context.set_frame(frame);
         self.enter_frame();
         let scopes = context.frame_is_scoped(frame).then(|| {

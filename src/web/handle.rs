@@ -8,7 +8,7 @@ use std::rc::Rc;
 use web_sys::GpuDevice;
 
 use crate::supervisor::LossReason;
-use crate::web::context::GuardContext;
+use crate::web::guard::Guard;
 use crate::web::lost::{watch_lost, LostWatch};
 
 /// What runs when a probe finds the device lost.
@@ -25,7 +25,7 @@ pub struct DeviceHandle {
     /// torn down): what its work fails with afterwards is not news.
     let_go: Rc<Cell<bool>>,
     found_lost_hook: Rc<Held<Option<FoundLostHook>>>,
-    context: GuardContext,
+    context: Guard,
 }
 
 impl std::fmt::Debug for DeviceHandle {
@@ -39,7 +39,7 @@ impl std::fmt::Debug for DeviceHandle {
 
 impl DeviceHandle {
     /// Wraps `raw`, reporting to `context`.
-    pub fn new(raw: GpuDevice, context: GuardContext) -> Self {
+    pub fn new(raw: GpuDevice, context: Guard) -> Self {
         DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
@@ -55,8 +55,8 @@ impl DeviceHandle {
         &self.raw
     }
 
-    /// The shared context.
-    pub fn context(&self) -> &GuardContext {
+    /// The guard this device shares (ledger, level, frame counter, fault sink).
+    pub fn guard(&self) -> &Guard {
         &self.context
     }
 

@@ -4,7 +4,7 @@
 //! unloads.
 //!
 //! Nothing it does blocks a frame or throws through WebAssembly: an error is
-//! only added to the outbox (no request is made from the net's call), requests
+//! only added to the outbox (no request is made from the fault sink's call), requests
 //! go from a timer, one at a time, through a JavaScript half that never throws
 //! and always settles (`http.js`), and memory is bounded by the outbox.
 
@@ -40,7 +40,7 @@ const KEEPALIVE_QUOTA: usize = 64 * 1024;
 
 /// Sends telemetry to an HTTP collector (an OpenTelemetry Collector's
 /// `/v1/logs`, or anything that takes OTLP/HTTP JSON). Cheap to clone: clones
-/// share one outbox. Hand one to [`crate::web::ErrorNet::set_sink`].
+/// share one outbox. Hand one to [`crate::web::FaultSink::set_sink`].
 ///
 /// The collector must answer the page's CORS preflight: allow its origin (with
 /// credentials, for the beacon), the `content-type` header and `POST`; expose
@@ -142,7 +142,7 @@ impl HttpSink {
     }
 
     /// The time spent in the sink's own code so far, in milliseconds: taking
-    /// errors (on the net's path), and encoding and sending requests and beacons
+    /// errors (on the fault sink's path), and encoding and sending requests and beacons
     /// (from its timer and the page's events). Its cost, apart from the
     /// browser's network work.
     pub fn busy_ms(&self) -> (f64, f64) {

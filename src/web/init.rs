@@ -9,9 +9,9 @@ use web_sys::{
 
 use crate::supervisor::{InitFailure, InitStep};
 use crate::web::device::GuardedDevice;
+use crate::web::faults::UncapturedListener;
 use crate::web::js::describe;
 use crate::web::lost::LostWatch;
-use crate::web::net::NetListener;
 
 /// Options of init.
 #[derive(Clone, Debug)]
@@ -133,7 +133,7 @@ pub fn configure_canvas(
     let context: GpuCanvasContext = context
         .dyn_into()
         .map_err(|_| InitFailure::Canvas("the context is not a GPUCanvasContext".into()))?;
-    let _ = crate::web::catching::try_unconfigure(&context);
+    let _ = crate::web::bindings::try_unconfigure(&context);
     let format = gpu.get_preferred_canvas_format();
     let config = GpuCanvasConfiguration::new(device, format);
     config.set_alpha_mode(alpha_mode);
@@ -146,15 +146,16 @@ pub fn configure_canvas(
 /// What an application draws with, for one device generation: the guarded
 /// device, the configured canvas context and its format. Built whole by one init
 /// once the canvas is configured (nothing is patched in afterwards); dropping it
-/// removes the net listener and disarms the loss watcher, and the device itself
+/// removes the fault sink listener and disarms the loss watcher, and the device itself
 /// is let go by the runtime.
 pub struct GpuContext {
     /// The adapter's description.
     pub adapter_name: String,
     /// The device.
     pub device: GuardedDevice,
-    /// The canvas context.
-    pub context: GpuCanvasContext,
+    /// The canvas's WebGPU context, where frames are presented
+    /// (`get_current_texture`).
+    pub surface: GpuCanvasContext,
     /// The canvas format.
     pub format: GpuTextureFormat,
     /// The canvas.
@@ -162,7 +163,7 @@ pub struct GpuContext {
     /// Which device this is (1 for the first).
     pub generation: u64,
     /// The installed `uncapturederror` listener (removed on drop).
-    pub(crate) _listener: NetListener,
+    pub(crate) _listener: UncapturedListener,
     /// The armed loss watcher (disarmed on drop).
     pub(crate) _lost_watch: LostWatch,
 }
@@ -187,7 +188,7 @@ impl GpuContext {
     /// it, see [`Engine::destroy_is_safe`](crate::web::engine::Engine::destroy_is_safe)). The caller has released every object
     /// the device owned.
     pub(crate) fn release(&self) {
-        let _ = crate::web::catching::try_unconfigure(&self.context);
+        let _ = crate::web::bindings::try_unconfigure(&self.surface);
         self.device.retire();
     }
 }

@@ -1,9 +1,17 @@
-//! Fault injection, carried out: the allocator's hook (zero cost when nothing is
-//! armed: one `Cell<bool>` read per creation) and the faults a runtime injects
-//! ([`crate::web::Runtime::inject`]). What can be injected, and seeded random
-//! sequences of it, are in [`crate::chaos`].
+//! Fault injection, carried out. One idea, two names: an [`Injection`] is
+//! what to inject ([`crate::chaos`], with seeded random sequences of them);
+//! the [`Injector`] is what injections left armed or pending: a fault for the
+//! next build (the allocator's hook, zero cost when nothing is armed: one
+//! `Cell<bool>` read per creation), a loss due after some frames, a storm of
+//! errors. [`crate::web::Runtime::inject`] carries an injection out.
+//!
+//! [`Injection`]: crate::chaos::Injection
 
 use std::cell::Cell;
+
+use gloo_timers::callback::Interval;
+
+use crate::held::Held;
 
 /// A fault armed for the next build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,13 +32,17 @@ impl BuildFault {
     }
 }
 
-/// The allocator's side of fault injection, shared by every device of a context.
+/// What injections left armed or pending, shared by every device of a guard.
 #[derive(Debug, Default)]
 pub struct Injector {
     armed: Cell<bool>,
     creations: Cell<u32>,
     fault: Cell<Option<BuildFault>>,
     fired: Cell<u64>,
+    /// Frames left before an injected loss.
+    lose_after: Cell<Option<u32>>,
+    /// The storm under way.
+    storm: Held<Option<Interval>>,
 }
 
 impl Injector {
@@ -50,6 +62,58 @@ impl Injector {
     pub fn disarm(&self) {
         self.fault.set(None);
         self.armed.set(false);
+    }
+
+    /// Cancels everything armed or pending (on stop, on drop, after a crash).
+    pub fn clear(&self) {
+        self.disarm();
+        self.lose_after.set(None);
+        self.stop_storm();
+    }
+
+    /// Loses the device after `frames` more frames.
+    pub(crate) fn lose_after(&self, frames: u32) {
+        self.lose_after.set(Some(frames.max(1)));
+    }
+
+    /// Cancels a loss due after some frames (the device it was meant for is gone).
+    pub(crate) fn cancel_pending_loss(&self) {
+        self.lose_after.set(None);
+    }
+
+    /// Counts a frame towards a pending loss: whether the loss is due now.
+    pub(crate) fn loss_due(&self) -> bool {
+        match self.lose_after.get() {
+            Some(left) if left <= 1 => {
+                self.lose_after.set(None);
+                true
+            }
+            Some(left) => {
+                self.lose_after.set(Some(left - 1));
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps `storm` running until it ends or is stopped.
+    pub(crate) fn set_storm(&self, storm: Interval) {
+        let previous = self.storm.replace(Some(storm));
+        drop(previous);
+    }
+
+    /// Stops the storm under way, if any.
+    pub fn stop_storm(&self) {
+        let storm = self.storm.take();
+        drop(storm);
+    }
+
+    /// The storm ended, from inside its own timer: its closure (running
+    /// now) is kept, the timer cleared.
+    pub(crate) fn storm_ended(&self) {
+        if let Some(Some(done)) = self.storm.take() {
+            done.cancel().forget();
+        }
     }
 
     /// How many armed faults fired so far.

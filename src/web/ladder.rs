@@ -98,7 +98,7 @@ impl GuardedDevice {
                 }
                 (Ok(texture), Some(fault)) => {
                     drop(texture);
-                    self.net().warn(&format!(
+                    self.faults().warn(&format!(
                         "\"{}\" {}x{} does not fit, trying the next size: {}",
                         spec.label, spec.width, spec.height, fault.message
                     ));

@@ -3,18 +3,17 @@
 //! Only built for `wasm32`. `web-sys` gates WebGPU behind
 //! `--cfg=web_sys_unstable_apis` (set in `.cargo/config.toml`).
 //!
-//! Layers, each importing only those above it: `engine`, `listener`, `context` and `net` (the fault
+//! Layers, each importing only those above it: `engine`, `listener`, `guard` and `faults` (the fault
 //! sink), `handle` (a device with its lost flag), `scope` (the one scope-set
 //! guard), `device`, then everything built on a device (`phase`, `frame`,
 //! `alloc`, `descriptors`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
 
 pub mod alloc;
-mod catching;
+mod bindings;
 #[doc(hidden)]
 #[doc(hidden)]
 pub mod classify;
 pub mod commands;
-pub mod context;
 #[doc(hidden)]
 pub mod crash;
 pub mod descriptors;
@@ -22,7 +21,9 @@ pub mod device;
 pub mod encoder;
 #[doc(hidden)]
 pub mod engine;
+pub mod faults;
 pub mod frame;
+pub mod guard;
 #[doc(hidden)]
 pub mod handle;
 pub mod http_sink;
@@ -37,7 +38,6 @@ pub mod listener;
 pub mod log;
 #[doc(hidden)]
 pub mod lost;
-pub mod net;
 mod phase;
 pub mod pipeline;
 pub mod readback;
@@ -51,19 +51,19 @@ pub mod text;
 #[doc(hidden)]
 pub mod wait;
 
-pub use crate::fault_log::NetStats;
+pub use crate::fault_log::FaultStats;
 pub use alloc::{GpuResource, TextureSpec, Tracked};
 pub use commands::RenderBundleEncoder;
-pub use context::{DiagnosticsLevel, GuardContext};
 pub use descriptors::{Binding, SamplerSpec};
 pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
+pub use faults::FaultSink;
 pub use frame::FrameScope;
+pub use guard::{DiagnosticsLevel, Guard};
 pub use http_sink::HttpSink;
 pub use init::{GpuContext, InitOptions};
 pub use js::nullable;
 pub use listener::EventListener;
-pub use net::ErrorNet;
 pub use runtime::{App, CanvasSize, FrameInfo, Runtime, RuntimeOptions, Status, WeakRuntime};
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};
 pub use text::set_label;

@@ -2,8 +2,8 @@
 //! filter, awaited together with the per-call pops it collected.
 
 use crate::fault::{Fault, FaultKind, Origin};
-use crate::web::context::DiagnosticsLevel;
 use crate::web::device::GuardedDevice;
+use crate::web::guard::DiagnosticsLevel;
 use crate::web::scope::{tag_fault, wait_all, Filter, ScopeSet};
 
 impl GuardedDevice {
@@ -23,7 +23,7 @@ impl GuardedDevice {
     ///
     /// `work` is synchronous on purpose: an `.await` between push and pop would let
     /// other tasks drop their errors into this phase. With
-    /// [`DiagnosticsLevel::Off`] no scope is pushed: GPU errors reach the net, and
+    /// [`DiagnosticsLevel::Off`] no scope is pushed: GPU errors reach the fault sink, and
     /// an `Err` from `work` still names the phase.
     ///
     /// A phase on a device that turns out to be lost fails with
@@ -90,7 +90,7 @@ impl GuardedDevice {
 impl GuardedDevice {
     /// Runs `work` in a labelled phase without awaiting, for work between frames
     /// that cannot wait (rebuilding what depends on the canvas's size): the
-    /// scopes pop at once, and what they catch reaches the net, tagged with the
+    /// scopes pop at once, and what they catch reaches the fault sink, tagged with the
     /// phase, when the GPU process answers. An `Err` of `work` (or a throw
     /// through WebAssembly) is reported and returned.
     pub fn phase_now<T>(
@@ -107,7 +107,7 @@ impl GuardedDevice {
             scopes.close().detach();
         }
         if !self.in_phase() {
-            // Per-call scopes of the phase: settled on their own, to the net.
+            // Per-call scopes of the phase: settled on their own, to the fault sink.
             drop(self.take_pending_calls());
             // Its call sites go with it: nothing here awaits the errors they
             // would name.
@@ -124,11 +124,11 @@ impl GuardedDevice {
         work: impl FnOnce() -> Result<T, Fault>,
     ) -> (Option<ScopeSet>, Result<T, Fault>) {
         if self.level() == DiagnosticsLevel::Off {
-            return (None, run_catching(work));
+            return (None, run_in_trampoline(work));
         }
         let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
         self.enter_phase();
-        let result = run_catching(work);
+        let result = run_in_trampoline(work);
         self.leave_phase();
         (Some(scopes), result)
     }
@@ -138,10 +138,10 @@ impl GuardedDevice {
 /// through WebAssembly (a raw binding that does not catch) becomes an
 /// [`FaultKind::Exception`] and the phase's scopes still pop; after a panic the
 /// fault says the application crashed.
-fn run_catching<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
+fn run_in_trampoline<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
     let mut work = Some(work);
     let mut result = None;
-    let thrown = crate::web::crash::catching(&mut || {
+    let thrown = crate::web::crash::trampoline(&mut || {
         if let Some(work) = work.take() {
             result = Some(work());
         }

@@ -85,7 +85,7 @@ impl<T> Drop for PendingPipeline<T> {
         }
         let settling = crate::web::wait::settled(&self.promise);
         let label = std::mem::take(&mut self.label);
-        crate::web::scope::detach_to(self.device.net().clone(), async move {
+        crate::web::scope::detach_to(self.device.faults().clone(), async move {
             match settling.await {
                 Ok(_) => Vec::new(),
                 Err(error) => vec![pipeline_fault(&label, &error)],

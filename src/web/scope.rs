@@ -50,9 +50,9 @@ use web_sys::GpuError;
 
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::classify::to_fault;
+use crate::web::faults::FaultSink;
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
-use crate::web::net::ErrorNet;
 
 #[wasm_bindgen(module = "/src/web/scope.js")]
 extern "C" {
@@ -340,7 +340,7 @@ impl PendingPops {
 
     /// Lets the pops settle on their own; what they caught goes to the fault sink.
     pub fn detach(self) {
-        let net = self.device.context().net().clone();
+        let net = self.device.guard().faults().clone();
         detach_to(net, async move {
             settle(vec![self], false)
                 .await
@@ -390,7 +390,7 @@ impl Drop for PendingPops {
 /// unfinished). `settling` observes its promises by its first poll at the
 /// latest (a microtask away), so that no rejection goes unhandled.
 pub(crate) fn detach_to(
-    net: ErrorNet,
+    net: FaultSink,
     settling: impl std::future::Future<Output = Vec<Fault>> + 'static,
 ) {
     wasm_bindgen_futures::spawn_local(async move {
@@ -427,7 +427,7 @@ pub struct ScopeOutcome {
 /// dropped. A clone owes nothing (the original does), and outcomes compare
 /// equal whatever they owe.
 #[derive(Default)]
-struct Owed(Option<(ErrorNet, Vec<Fault>)>);
+struct Owed(Option<(FaultSink, Vec<Fault>)>);
 
 impl Clone for Owed {
     fn clone(&self) -> Self {
@@ -482,7 +482,7 @@ impl ScopeOutcome {
     /// Makes the outcome owe what it caught to `net`, handed over when it is
     /// dropped (an awaited outcome that nobody forwards); its faults are marked
     /// reported meanwhile.
-    fn owed_to(mut self, net: &ErrorNet) -> Self {
+    fn owed_to(mut self, net: &FaultSink) -> Self {
         if !self.faults.is_empty() {
             self.owed = Owed(Some((net.clone(), self.faults.clone())));
             self.faults = std::mem::take(&mut self.faults)
@@ -494,7 +494,7 @@ impl ScopeOutcome {
     }
 
     /// Hands every fault caught to `net` (what nobody awaits goes there).
-    fn report_to(&self, net: &ErrorNet) {
+    fn report_to(&self, net: &FaultSink) {
         for fault in &self.faults {
             net.report_ref(fault);
         }
@@ -575,7 +575,7 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
         .windows(2)
         .all(|pair| pair[0].device.same_device(&pair[1].device));
     if one_device {
-        let net = sets.first().map(|set| set.device.context().net().clone());
+        let net = sets.first().map(|set| set.device.guard().faults().clone());
         let outcomes = settle(sets, true).await;
         return match net {
             Some(net) if !forwarded => outcomes
@@ -602,7 +602,7 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
         outcomes: vec![None; count],
     };
     for group in groups {
-        let net = group[0].1.device.context().net().clone();
+        let net = group[0].1.device.guard().faults().clone();
         let (indices, group): (Vec<usize>, Vec<PendingPops>) = group.into_iter().unzip();
         for (index, outcome) in indices.into_iter().zip(settle(group, true).await) {
             concluded.outcomes[index] = Some((outcome, net.clone()));
@@ -620,9 +620,9 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
 
 /// The outcomes of the devices settled so far in one [`wait_all`], each with its
 /// device's net. Dropped before they were handed back (the wait was
-/// cancelled), their faults go to the nets.
+/// cancelled), their faults go to the fault sinks.
 struct Concluded {
-    outcomes: Vec<Option<(ScopeOutcome, ErrorNet)>>,
+    outcomes: Vec<Option<(ScopeOutcome, FaultSink)>>,
 }
 
 impl Drop for Concluded {
@@ -696,7 +696,7 @@ impl Drop for SettleInFlight {
 
         let settling = self.settling.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let net = settle.device.context().net().clone();
+            let net = settle.device.guard().faults().clone();
             let answer = crate::web::wait::settled(&settling).await;
             for outcome in settle.conclude(answer) {
                 outcome.report_to(&net);

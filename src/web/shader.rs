@@ -9,7 +9,7 @@ use web_sys::{
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::shader_diag::{CompilationMessage, MessageType, ShaderDiagnostics};
 use crate::web::alloc::{CallScopes, Tracked};
-use crate::web::catching::try_create_shader_module;
+use crate::web::bindings::try_create_shader_module;
 use crate::web::device::GuardedDevice;
 use crate::web::js::{describe, enum_str};
 use crate::web::scope::{tag_fault, Filter, ScopeSet};
@@ -153,7 +153,7 @@ impl GuardedDevice {
         let diagnostics = ShaderDiagnostics::new(label, source, messages);
         for (raw, text) in diagnostics.messages.iter().zip(&diagnostics.formatted) {
             if raw.kind != MessageType::Error {
-                self.net().warn(text);
+                self.faults().warn(text);
             }
         }
         let device_lost = outcome.device_lost;

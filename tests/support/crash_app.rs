@@ -124,13 +124,13 @@ pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<V
     assert!(status.last_loss.is_none(), "{status:?}");
     let frames = r.app().frames.get();
     let crash_lines = || {
-        r.net()
+        r.faults()
             .recent_lines()
             .iter()
             .filter(|l| l.contains("crashed"))
             .count()
     };
-    assert_eq!(crash_lines(), 1, "{:?}", r.net().recent_lines());
+    assert_eq!(crash_lines(), 1, "{:?}", r.faults().recent_lines());
     // Every later entry refuses: no restart, no recovery, no frame.
     r.start();
     r.force_recovery();
@@ -142,5 +142,5 @@ pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<V
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert!(shown[0].starts_with("crashed: "), "{shown:?}");
     assert!(shown[0].contains("panicked"), "{shown:?}");
-    assert_eq!(crash_lines(), 1, "{:?}", r.net().recent_lines());
+    assert_eq!(crash_lines(), 1, "{:?}", r.faults().recent_lines());
 }

@@ -151,7 +151,7 @@ export async function baselineMeasure(device, kit, strategy, probed) {
 // Dispatches `n` synthetic uncaptured validation errors (distinct messages, in
 // Dawn's wording) on `device`; returns the milliseconds it took. The same
 // events with no listener, with a bare hand-written listener and with the
-// library's net tell what the net costs per error.
+// library's net tell what the fault sink costs per error.
 export function dispatchErrors(device, n) {
   const start = performance.now();
   for (let i = 0; i < n; i++) {

@@ -173,9 +173,9 @@ async fn startup_figures(d: &GuardedDevice) -> Result<String, String> {
 /// a scope on every frame, and the default sampling (one frame in 32).
 async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
-    // The net listens, as in any application run by the runtime (without it every
+    // The fault sink listens, as in any application run by the runtime (without it every
     // frame would be scoped).
-    let _listener = d.context().net().install(d.raw());
+    let _listener = d.guard().faults().install(d.raw());
     const MODES: [(&str, u32); 3] = [
         ("none", 0),
         ("every", 1),
@@ -197,7 +197,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
             d.set_level(DiagnosticsLevel::Off);
         } else {
             d.set_level(DiagnosticsLevel::Phases);
-            d.context().set_frame_sampling(FrameSampling::every(every));
+            d.guard().set_frame_sampling(FrameSampling::every(every));
         }
         let mut cpu = 0.0;
         let block_start = now_ms();
@@ -222,7 +222,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
         flush(d).await;
     }
     d.set_level(DiagnosticsLevel::Phases);
-    d.context().set_frame_sampling(FrameSampling::default());
+    d.guard().set_frame_sampling(FrameSampling::default());
     let rows: Vec<String> = MODES
         .iter()
         .enumerate()
@@ -239,7 +239,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     Ok(format!("[{}]", rows.join(", ")))
 }
 
-/// The net's cost per uncaptured error, from synthetic events dispatched on three
+/// The fault sink's cost per uncaptured error, from synthetic events dispatched on three
 /// devices: no listener, a bare hand-written listener, the library's net.
 async fn handler_figures() -> Result<String, String> {
     let mut devices = Vec::new();
@@ -255,7 +255,7 @@ async fn handler_figures() -> Result<String, String> {
         );
     }
     startup::install_bare_listener(&devices[1]);
-    let net = webgpu_guard::web::ErrorNet::new(std::rc::Rc::new(std::cell::Cell::new(0)));
+    let net = webgpu_guard::web::FaultSink::new(std::rc::Rc::new(std::cell::Cell::new(0)));
     let _listener = net.install(&devices[2]);
     const N: u32 = 2000;
     let mut per_event = [Vec::new(), Vec::new(), Vec::new()];
@@ -367,7 +367,7 @@ async fn recovery_figures() -> Result<String, String> {
             ("storm+http", None) => continue,
             ("storm+http", Some(url)) => {
                 let sink = webgpu_guard::web::HttpSink::new(url, "webgpu-guard-bench")?;
-                runtime.net().set_sink(Box::new(sink.clone()));
+                runtime.faults().set_sink(Box::new(sink.clone()));
                 Some(sink)
             }
             _ => None,
@@ -383,12 +383,12 @@ async fn recovery_figures() -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
         }
         let before = runtime.status();
-        let stats_before = runtime.net().stats();
+        let stats_before = runtime.faults().stats();
         gloo_timers::future::TimeoutFuture::new(3000).await;
         let after = runtime.status();
         // Errors land after the calls that caused them: let the tail arrive.
         gloo_timers::future::TimeoutFuture::new(300).await;
-        let stats = runtime.net().stats();
+        let stats = runtime.faults().stats();
         // Rates over the storm's own 3 s: everything counted in the window came
         // from it (the tail included), so this is the conservative figure.
         let seconds = 3.0;

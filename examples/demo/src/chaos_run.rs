@@ -71,7 +71,7 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
         let injection = plan.next_injection();
         bump(&kinds, injection.kind());
         let generation = runtime.status().generation;
-        let validation = runtime.net().stats().validation;
+        let validation = runtime.faults().stats().validation;
         if let Err(e) = runtime.inject(injection) {
             failures.push(&format!("step {step} ({injection}): {e}").into());
             continue;
@@ -82,7 +82,7 @@ pub async fn run(runtime: &Runtime<DemoApp>, seed: u64, count: u32) -> JsValue {
         if injection == Injection::BadShader {
             // The module compiles asynchronously: done once its error is counted.
             for _ in 0..250 {
-                if runtime.net().stats().validation > validation {
+                if runtime.faults().stats().validation > validation {
                     break;
                 }
                 TimeoutFuture::new(20).await;

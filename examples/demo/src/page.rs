@@ -228,10 +228,10 @@ pub async fn run() {
     runtime.start();
 }
 
-/// Sends the net's telemetry to `sink` too, and exposes its counters as
+/// Sends the fault sink's telemetry to `sink` too, and exposes its counters as
 /// `gpuTelemetry()`.
 fn install_telemetry(runtime: &Runtime<DemoApp>, sink: HttpSink) {
-    runtime.net().set_sink(Box::new(sink.clone()));
+    runtime.faults().set_sink(Box::new(sink.clone()));
     let stats = Closure::<dyn Fn() -> JsValue>::new(move || telemetry_object(&sink.stats()).into());
     expose("gpuTelemetry", stats.as_ref().unchecked_ref());
     stats.forget();
@@ -273,7 +273,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
         // Faults of the scope stack (a pop without its push), by group: the
         // end-to-end tests check that a lost device never counts as one.
         let misuse: u64 = r
-            .net()
+            .faults()
             .groups()
             .iter()
             .filter(|g| g.kind == webgpu_guard::FaultKind::ScopeStack)
@@ -296,7 +296,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
             Ok(word) => match DiagnosticsLevel::parse(word) {
                 Some(level) => {
                     r.set_level(level);
-                    r.net()
+                    r.faults()
                         .note(&format!("diagnostics level: {}", level.as_str()));
                     JsValue::TRUE
                 }
@@ -309,7 +309,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
 
     let r = runtime.clone();
     let ledger = Closure::<dyn Fn() -> JsValue>::new(move || {
-        r.context()
+        r.guard()
             .ledger()
             .try_borrow()
             .map(|l| JsValue::from_str(&l.report().to_string()))
@@ -515,7 +515,7 @@ fn inject(runtime: &Runtime<DemoApp>, kind: &str) -> JsValue {
                 {
                     Ok(_) => log::warn("the broken shader compiled?"),
                     Err(error) => {
-                        // Already reported through the net, counted and rate-limited.
+                        // Already reported through the fault sink, counted and rate-limited.
                         *app.diagnostics.borrow_mut() = error.diagnostics.formatted.clone();
                         if let Some(panel) = element("diagnostics") {
                             panel.set_text_content(Some(&error.diagnostics.to_string()));
@@ -615,7 +615,7 @@ fn install_hud(runtime: &Runtime<DemoApp>) {
             }
         }
         if let Some(lines) = element("log") {
-            let recent = r.net().recent_lines();
+            let recent = r.faults().recent_lines();
             let tail: Vec<String> = recent.iter().rev().take(6).rev().cloned().collect();
             lines.set_text_content(Some(&tail.join("\n")));
         }

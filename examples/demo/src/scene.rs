@@ -424,7 +424,7 @@ impl App for DemoApp {
         self.shadow_size.set(shadow_size);
         *self.shadow_summary.borrow_mut() = ladder.summary();
         if ladder.degraded() {
-            d.net()
+            d.faults()
                 .warn(&format!("shadow map degraded: {}", ladder.summary()));
         }
         let shadow_map = ladder.texture;
@@ -522,7 +522,7 @@ impl App for DemoApp {
             &self.instance_bytes(self.time_s.get() as f32),
         )?;
 
-        let target = gpu.context.get_current_texture().map_err(Fault::from)?;
+        let target = gpu.surface.get_current_texture().map_err(Fault::from)?;
         let target_view = target.create_view().map_err(Fault::from)?;
         let encoder = device.create_command_encoder("frame")?;
 

@@ -177,7 +177,7 @@ impl App for Flock {
     }
 
     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
-        let view = gpu.context.get_current_texture()?.create_view()?;
+        let view = gpu.surface.get_current_texture()?.create_view()?;
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             GpuLoadOp::Clear,
             GpuStoreOp::Store,

@@ -47,7 +47,7 @@ impl App for Hello {
     }
 
     fn frame(&self, gpu: &GpuContext, r: &Resources, _: &FrameInfo) -> Result<(), Fault> {
-        let view = gpu.context.get_current_texture()?.create_view()?;
+        let view = gpu.surface.get_current_texture()?.create_view()?;
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             GpuLoadOp::Clear,
             GpuStoreOp::Store,

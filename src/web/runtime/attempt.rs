@@ -40,7 +40,7 @@ impl<A: App> Inner<A> {
     /// way: a stopped or superseded attempt ends quietly) and reported.
     fn attempt_failed(this: &Rc<Self>, attempt: u64, failure: InitFailure) {
         if this.driver.attempt_owns(attempt) {
-            this.guard.net().note(&format!(
+            this.guard.faults().note(&format!(
                 "init attempt {attempt} failed: {}",
                 failure.describe()
             ));
@@ -120,7 +120,7 @@ impl<A: App> Inner<A> {
             if let Some(runtime) = weak_runtime.upgrade() {
                 // A device the runtime let go (stopped, superseded) is not news.
                 if runtime.driver.owns_generation(generation) {
-                    runtime.guard.net().note(&format!(
+                    runtime.guard.faults().note(&format!(
                         "device {generation} lost (reason {}): {message}",
                         reason.as_str()
                     ));
@@ -145,7 +145,7 @@ impl<A: App> Inner<A> {
                 Inner::found_lost(&runtime, generation);
             }
         });
-        let net = this.guard.net().install(&raw);
+        let net = this.guard.faults().install(&raw);
         Inner::size_for(&this, &raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
@@ -158,12 +158,12 @@ impl<A: App> Inner<A> {
         };
         this.slot.owns_canvas(generation);
         this.slot.set_adapter(&adapter_name);
-        this.guard.net().set_adapter(&adapter_name);
+        this.guard.faults().set_adapter(&adapter_name);
         let t3 = now_ms();
         let gpu = GpuContext {
             adapter_name,
             device: device.clone(),
-            context,
+            surface: context,
             format,
             canvas: this.canvas.clone(),
             generation,
@@ -177,7 +177,7 @@ impl<A: App> Inner<A> {
         drop(this);
         // Called inside the future, so that what `build` does before its
         // first await runs through the trampoline too.
-        let built = crash::Catching::new(async { app.build(&gpu).await }).await;
+        let built = crash::Trampolined::new(async { app.build(&gpu).await }).await;
         let t4 = now_ms();
         if crash::crashed() {
             std::mem::forget(gpu);
@@ -202,7 +202,7 @@ impl<A: App> Inner<A> {
         let alive = device.confirm_alive().await;
         let Some(this) = weak.upgrade() else {
             if let Ok(resources) = built {
-                let _ = crash::drop_catching(resources);
+                let _ = crash::drop_in_trampoline(resources);
             }
             gpu.release();
             return;

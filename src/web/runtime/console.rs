@@ -58,7 +58,7 @@ impl<A: App> Runtime<A> {
             return;
         }
         if owner != 0 {
-            self.net().report_ref(&Fault::new(
+            self.faults().report_ref(&Fault::new(
                 FaultKind::Exception,
                 "expose_console: window.matarGPU, gpuStop, gpuStart and gpuStatus already \
                  belong to another runtime of this page; they were left as they are",

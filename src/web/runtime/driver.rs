@@ -125,7 +125,7 @@ impl<A: App> Inner<A> {
         let mut next = Some(job);
         while let Some(job) = next.take().or_else(|| this.driver.pop()) {
             let mut job = Some(job);
-            let done = crash::catching(&mut || {
+            let done = crash::trampoline(&mut || {
                 if let Some(job) = job.take() {
                     Inner::run_job(this, job);
                 }
@@ -134,7 +134,7 @@ impl<A: App> Inner<A> {
                 break;
             }
             if let Err(thrown) = done {
-                this.guard.net().report_ref(&Fault::new(
+                this.guard.faults().report_ref(&Fault::new(
                     FaultKind::Exception,
                     format!(
                         "the runtime caught an exception while handling its events: {}",
@@ -168,7 +168,7 @@ impl<A: App> Inner<A> {
     fn report_bugs(this: &Rc<Self>) {
         for bug in crate::held::take_bugs() {
             this.guard
-                .net()
+                .faults()
                 .report_ref(&Fault::new(FaultKind::Exception, bug));
         }
     }
@@ -193,7 +193,7 @@ impl<A: App> Inner<A> {
         this.fallback.crash_shown();
         this.frame_loop.cancel();
         this.watchers.stop_the_clock();
-        this.injections.clear(&this.guard);
+        this.clear_injections();
         let mut nothing = Handover::None;
         for command in commands {
             Inner::carry_out(this, command, &mut nothing);
@@ -252,7 +252,7 @@ impl<A: App> Inner<A> {
                         "still frozen: probing the device and drawing from a timer until animation frames come back (a new device would stall the same way)"
                     }
                 };
-                this.guard.net().report_ref(&Fault::new(
+                this.guard.faults().report_ref(&Fault::new(
                     FaultKind::DeviceLost,
                     format!(
                         "presentation stalled: no animation frame for {waited_ms} ms on device {generation} while it runs (the picture is frozen); {what}"
@@ -300,11 +300,11 @@ impl<A: App> Inner<A> {
             _ => format!("giving up: {}", fallback.message()),
         };
         match fallback.fault_kind() {
-            Some(kind) => this.guard.net().report_ref(&Fault::new(kind, text)),
-            None => this.guard.net().note(&text),
+            Some(kind) => this.guard.faults().report_ref(&Fault::new(kind, text)),
+            None => this.guard.faults().note(&text),
         }
         if let Err(thrown) = this.fallback.show(&this.canvas, fallback) {
-            this.guard.net().report_ref(&Fault::new(
+            this.guard.faults().report_ref(&Fault::new(
                 FaultKind::Exception,
                 format!(
                     "the fallback hook threw: {}",
@@ -336,7 +336,7 @@ impl<A: App> Inner<A> {
         }
         // Its build saw the canvas's size: no resize is owed to it.
         this.frames.no_resize_owed();
-        this.guard.net().note(&format!(
+        this.guard.faults().note(&format!(
             "device generation {generation} running ({})",
             this.slot.adapter()
         ));
@@ -346,11 +346,11 @@ impl<A: App> Inner<A> {
     /// Drops the application's resources through the trampoline (its `Drop` may
     /// throw); leaked after a crash.
     pub(super) fn drop_resources<T>(this: &Rc<Self>, resources: T) {
-        if let Err(thrown) = crash::drop_catching(resources) {
+        if let Err(thrown) = crash::drop_in_trampoline(resources) {
             if crash::crashed() {
                 return;
             }
-            this.guard.net().report_ref(&Fault::new(
+            this.guard.faults().report_ref(&Fault::new(
                 FaultKind::Exception,
                 format!(
                     "dropping the application's resources threw: {}",
@@ -363,7 +363,7 @@ impl<A: App> Inner<A> {
     fn schedule(this: &Rc<Self>, token: u64, delay_ms: u32, purpose: TimerPurpose) {
         if purpose == TimerPurpose::Retry {
             this.guard
-                .net()
+                .faults()
                 .note(&format!("re-initialising the GPU in {delay_ms} ms"));
         }
         let weak = Rc::downgrade(this);
@@ -382,7 +382,7 @@ impl<A: App> Inner<A> {
         this.frame_loop.cancel();
         // A new device starts on animation frames.
         this.frame_loop.stop_driving();
-        this.injections.cancel_pending_loss();
+        this.cancel_pending_loss();
         if let Some(live) = this.slot.take_live(generation) {
             this.slot.release(&live.gpu);
             Inner::drop_resources(this, live);
@@ -418,7 +418,7 @@ impl<A: App> Inner<A> {
             return;
         }
         this.guard
-            .net()
+            .faults()
             .note(&format!("device {generation} found lost by a probe"));
         Inner::dispatch(
             this,

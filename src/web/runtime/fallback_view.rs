@@ -112,7 +112,7 @@ impl FallbackShow {
         fallback: &Fallback,
     ) -> Result<(), wasm_bindgen::JsValue> {
         match self.hook.get().flatten() {
-            Some(hook) => crate::web::crash::catching(&mut || hook(fallback)),
+            Some(hook) => crate::web::crash::trampoline(&mut || hook(fallback)),
             None => {
                 self.remove_view();
                 let view = FallbackView::show(canvas, fallback);

@@ -94,7 +94,7 @@ impl<A: App> Inner<A> {
                     Source::AnimationFrameBack => {
                         runtime
                             .guard
-                            .net()
+                            .faults()
                             .note("animation frames came back: drawing from them again");
                         time
                     }
@@ -144,7 +144,7 @@ impl<A: App> Inner<A> {
         // borrow taken inside would stay taken.
         let mut result = Ok(());
         let resources = live.resources.try_borrow();
-        let thrown = crash::catching(&mut || {
+        let thrown = crash::trampoline(&mut || {
             if let Ok(resources) = &resources {
                 result = this.app.frame(&live.gpu, resources, &info);
             }
@@ -178,7 +178,7 @@ impl<A: App> Inner<A> {
             } else {
                 fault
             };
-            this.guard.net().report_ref(&fault);
+            this.guard.faults().report_ref(&fault);
         }
         let first = live.frames.get() == 0;
         live.frames.set(live.frames.get() + 1);
@@ -225,7 +225,7 @@ impl<A: App> Inner<A> {
         let resized = live.gpu.device.phase_now("resize", || {
             let mut resized = Ok(());
             let thrown =
-                crash::catching(&mut || resized = this.app.resize(&live.gpu, &mut resources));
+                crash::trampoline(&mut || resized = this.app.resize(&live.gpu, &mut resources));
             match thrown {
                 Ok(()) => resized,
                 Err(thrown) => Err(Fault::new(
@@ -248,7 +248,7 @@ impl<A: App> Inner<A> {
             return true;
         }
         stats.failed_resizes.set(0);
-        this.guard.net().note(&format!(
+        this.guard.faults().note(&format!(
             "the resize to {}x{} failed {failed} times in a row: rebuilding on a new device",
             this.canvas.width(),
             this.canvas.height()

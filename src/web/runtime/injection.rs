@@ -4,48 +4,19 @@
 //! the library, and these hooks cost nothing.
 
 #[cfg(feature = "fault-injection")]
-pub(crate) use enabled::Injections;
-
-#[cfg(not(feature = "fault-injection"))]
-pub(crate) use disabled::Injections;
-
-#[cfg(feature = "fault-injection")]
 mod enabled {
     use std::cell::Cell;
     use std::rc::Rc;
 
     use super::super::{App, Inner, Runtime};
     use crate::chaos::Injection;
-    use crate::held::Held;
     use crate::supervisor::Event;
-    use crate::web::context::GuardContext;
     use crate::web::init::GpuContext;
     use crate::web::inject::BuildFault;
     use crate::web::js::now_ms;
 
     thread_local! {
         static STORM_OFFSET: Cell<u32> = const { Cell::new(0) };
-    }
-
-    /// What an injection left pending: a loss due after some frames, a storm.
-    #[derive(Default)]
-    pub(crate) struct Injections {
-        lose_after: Cell<Option<u32>>,
-        storm: Held<Option<gloo_timers::callback::Interval>>,
-    }
-
-    impl Injections {
-        /// Cancels everything pending and disarms the injector (on stop and drop).
-        pub(crate) fn clear(&self, context: &GuardContext) {
-            context.injector().disarm();
-            self.lose_after.set(None);
-            drop(self.storm.take());
-        }
-
-        /// Cancels a loss due after some frames (the device it was meant for is gone).
-        pub(crate) fn cancel_pending_loss(&self) {
-            self.lose_after.set(None);
-        }
     }
 
     impl<A: App> Runtime<A> {
@@ -65,7 +36,7 @@ mod enabled {
             let injector = inner.guard.injector();
             match injection {
                 Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
-                Injection::LoseAfterFrames(n) => inner.injections.lose_after.set(Some(n.max(1))),
+                Injection::LoseAfterFrames(n) => injector.lose_after(n),
                 Injection::LoseDuringRebuild(n) => {
                     injector.arm(BuildFault::Lose(n));
                     Inner::inject_loss(inner, &live.gpu);
@@ -113,7 +84,7 @@ mod enabled {
 
         /// Stops an injected storm.
         pub fn stop_storm(&self) {
-            drop(self.inner.injections.storm.take());
+            self.inner.guard.injector().stop_storm();
         }
     }
 
@@ -121,18 +92,21 @@ mod enabled {
         /// Counts a frame towards a loss due after some frames; when it is due,
         /// injects it and returns true (the frame is not drawn).
         pub(crate) fn injected_loss_due(this: &Rc<Self>, gpu: &GpuContext) -> bool {
-            match this.injections.lose_after.get() {
-                Some(left) if left <= 1 => {
-                    this.injections.lose_after.set(None);
-                    Inner::inject_loss(this, gpu);
-                    true
-                }
-                Some(left) => {
-                    this.injections.lose_after.set(Some(left - 1));
-                    false
-                }
-                None => false,
+            let due = this.guard.injector().loss_due();
+            if due {
+                Inner::inject_loss(this, gpu);
             }
+            due
+        }
+
+        /// Cancels everything injections left armed or pending.
+        pub(crate) fn clear_injections(&self) {
+            self.guard.injector().clear();
+        }
+
+        /// Cancels a loss due after some frames (its device is gone).
+        pub(crate) fn cancel_pending_loss(&self) {
+            self.guard.injector().cancel_pending_loss();
         }
 
         fn inject_loss(this: &Rc<Self>, gpu: &GpuContext) {
@@ -141,7 +115,7 @@ mod enabled {
             gpu.device.mark_lost();
             this.timings.triggered_now();
             this.guard
-                .net()
+                .faults()
                 .note(&format!("injected loss of device {}", gpu.generation));
             Inner::dispatch(
                 this,
@@ -174,10 +148,7 @@ mod enabled {
                     return;
                 };
                 if now_ms() - started > f64::from(for_ms) {
-                    if let Some(Some(done)) = runtime.injections.storm.take() {
-                        // Clears the timer; only its closure (running now) is kept.
-                        done.cancel().forget();
-                    }
+                    runtime.guard.injector().storm_ended();
                     target.destroy();
                     return;
                 }
@@ -188,7 +159,7 @@ mod enabled {
                             .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
                 }
             });
-            this.injections.storm.replace(Some(interval));
+            this.guard.injector().set_storm(interval);
         }
     }
 }
@@ -198,22 +169,16 @@ mod disabled {
     use std::rc::Rc;
 
     use super::super::{App, Inner};
-    use crate::web::context::GuardContext;
     use crate::web::init::GpuContext;
 
-    /// Without the feature nothing is ever pending.
-    #[derive(Default)]
-    pub(crate) struct Injections(());
-
-    impl Injections {
-        pub(crate) fn clear(&self, _context: &GuardContext) {}
-
-        pub(crate) fn cancel_pending_loss(&self) {}
-    }
-
+    /// Without the feature nothing is ever armed or pending.
     impl<A: App> Inner<A> {
         pub(crate) fn injected_loss_due(_this: &Rc<Self>, _gpu: &GpuContext) -> bool {
             false
         }
+
+        pub(crate) fn clear_injections(&self) {}
+
+        pub(crate) fn cancel_pending_loss(&self) {}
     }
 }

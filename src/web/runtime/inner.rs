@@ -10,7 +10,6 @@ use super::driver::Driver;
 use super::fallback_view::FallbackShow;
 use super::frame::FrameStats;
 use super::frame_loop::FrameLoop;
-use super::injection::Injections;
 use super::slot::GenerationSlot;
 use super::status::Timings;
 use super::timers::Timers;
@@ -18,15 +17,15 @@ use super::watchers::Watchers;
 use super::{App, RuntimeOptions};
 use crate::held::Held;
 use crate::supervisor::Event;
-use crate::web::context::GuardContext;
 use crate::web::crash;
+use crate::web::guard::Guard;
 
 pub(super) struct Inner<A: App> {
     pub(super) app: Rc<A>,
     pub(super) canvas: HtmlCanvasElement,
     pub(super) options: RuntimeOptions,
-    /// The guard's shared context: ledger, level, frame counter, the net.
-    pub(super) guard: GuardContext,
+    /// The guard's shared context: ledger, level, frame counter, the fault sink.
+    pub(super) guard: Guard,
     /// The supervisor and the events waiting for it.
     pub(super) driver: Driver<A::Resources>,
     /// The device of the current generation, initialising or live.
@@ -41,7 +40,6 @@ pub(super) struct Inner<A: App> {
     /// so that dropping every handle cannot stop it silently. (After a crash it
     /// is never cleared: nothing of the crashed state may be dropped.)
     pub(super) keep_alive: Held<Option<Rc<Inner<A>>>>,
-    pub(super) injections: Injections,
 }
 
 impl<A: App> Inner<A> {
@@ -51,7 +49,7 @@ impl<A: App> Inner<A> {
             canvas,
             driver: Driver::new(options.supervisor),
             options,
-            guard: GuardContext::default(),
+            guard: Guard::default(),
             slot: GenerationSlot::default(),
             timers: Timers::default(),
             frame_loop: FrameLoop::new(),
@@ -60,7 +58,6 @@ impl<A: App> Inner<A> {
             watchers: Watchers::default(),
             fallback: FallbackShow::default(),
             keep_alive: Held::default(),
-            injections: Injections::default(),
         }
     }
 
@@ -97,6 +94,6 @@ impl<A: App> Drop for Inner<A> {
         self.frame_loop.cancel();
         self.timers.clear();
         self.watchers.stop_the_clock();
-        self.injections.clear(&self.guard);
+        self.clear_injections();
     }
 }

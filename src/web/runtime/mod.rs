@@ -41,10 +41,10 @@ use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
 use crate::supervisor::{Event, Fallback, SupervisorOptions};
-use crate::web::context::{DiagnosticsLevel, GuardContext};
 use crate::web::crash;
+use crate::web::faults::FaultSink;
+use crate::web::guard::{DiagnosticsLevel, Guard};
 use crate::web::init::{GpuContext, InitOptions};
-use crate::web::net::ErrorNet;
 
 use inner::Inner;
 
@@ -280,13 +280,15 @@ impl<A: App> Runtime<A> {
         &self.inner.app
     }
 
-    /// The net (the one fault sink).
-    pub fn net(&self) -> &ErrorNet {
-        self.inner.guard.net()
+    /// The fault sink: where every fault, note and warning goes (the console,
+    /// the counters, the telemetry sink).
+    pub fn faults(&self) -> &FaultSink {
+        self.inner.guard.faults()
     }
 
-    /// The shared context (ledger, level, frame counter, net).
-    pub fn context(&self) -> &GuardContext {
+    /// The guard every device of this runtime shares: ledger, diagnostics
+    /// level, frame counter, fault sink.
+    pub fn guard(&self) -> &Guard {
         &self.inner.guard
     }
 
@@ -329,7 +331,7 @@ impl<A: App> Runtime<A> {
     /// Stops: releases every GPU object, destroys the device, cancels whatever is
     /// pending; nothing restarts until [`Runtime::start`].
     pub fn stop(&self) {
-        self.inner.injections.clear(&self.inner.guard);
+        self.inner.clear_injections();
         Inner::dispatch(&self.inner, Event::Stop);
         // Once stopped, the runtime lives as long as its handles.
         Inner::let_go(&self.inner);

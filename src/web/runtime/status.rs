@@ -5,10 +5,10 @@ use std::cell::Cell;
 use wasm_bindgen::JsValue;
 
 use super::{App, Inner};
-use crate::fault_log::NetStats;
+use crate::fault_log::FaultStats;
 use crate::ledger::Tally;
 use crate::supervisor::{DeviceState, Fallback, LossRecord};
-use crate::web::context::DiagnosticsLevel;
+use crate::web::guard::DiagnosticsLevel;
 use crate::web::js::now_ms;
 
 /// How long one init took, step by step (milliseconds).
@@ -49,8 +49,8 @@ pub struct Status {
     pub frames: u64,
     /// The last loss.
     pub last_loss: Option<LossRecord>,
-    /// The net's counters.
-    pub net: NetStats,
+    /// The fault sink's counters.
+    pub net: FaultStats,
     /// Live GPU objects and bytes.
     pub live: Tally,
     /// Peak live objects and bytes.
@@ -308,7 +308,7 @@ impl<A: App> Inner<A> {
             fallback: s.as_ref().and_then(|s| s.fallback().cloned()),
             hidden: s.as_ref().is_some_and(|s| s.hidden()),
             frames: self.frames.count(),
-            net: self.guard.net().stats(),
+            net: self.guard.faults().stats(),
             live: ledger.0,
             peak: ledger.1,
             adapter: self.slot.adapter(),

@@ -211,7 +211,7 @@ fn part_of(name: &str) -> &'static str {
         ("ladder", "library: allocator, ledger, ladder"),
         ("formats", "library: allocator, ledger, ladder"),
         ("payload", "library: allocator, ledger, ladder"),
-        ("web::net", "library: net, fault log, telemetry, faults"),
+        ("web::faults", "library: net, fault log, telemetry, faults"),
         ("fault", "library: net, fault log, telemetry, faults"),
         ("telemetry", "library: net, fault log, telemetry, faults"),
         ("sanitize", "library: net, fault log, telemetry, faults"),
@@ -523,7 +523,7 @@ fn report(results: &Value) {
         .filter(|r| r["sink_requests"].as_u64().unwrap_or(0) > 0)
     {
         println!(
-            "  the HTTP sink: {:.3} us per error taking errors (on the net's path); {:.2} ms encoding and sending its {} request(s), from its timer",
+            "  the HTTP sink: {:.3} us per error taking errors (on the fault sink's path); {:.2} ms encoding and sending its {} request(s), from its timer",
             f(&r["sink_us_per_error"]),
             f(&r["sink_send_ms"]),
             r["sink_requests"]

@@ -1,6 +1,6 @@
-//! The net: the one fault sink of an application. Every fault the library
+//! The fault sink: the one fault sink of an application. Every fault the library
 //! observes (scoped, late, frame, an application's `Err`, shader diagnostics) and
-//! every `uncapturederror` event goes through [`ErrorNet::report`]: counted,
+//! every `uncapturederror` event goes through [`FaultSink::report`]: counted,
 //! rendered by one formatter, rate-limited (5 lines a second and one cut-off
 //! line), and sent to telemetry grouped by its sanitised label
 //! ([`crate::fault_log::FaultLog`] holds that logic; this module adds the clock,
@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use web_sys::GpuDevice;
 
 use crate::fault::{label_in_message, Fault, FaultKind};
-use crate::fault_log::NetStats;
+use crate::fault_log::FaultStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::sanitize::Sanitizer;
@@ -27,7 +27,7 @@ use crate::web::js::{describe, now_ms};
 use crate::web::listener::EventListener;
 use crate::web::log;
 
-#[wasm_bindgen(module = "/src/web/net.js")]
+#[wasm_bindgen(module = "/src/web/faults.js")]
 extern "C" {
     /// The `uncapturederror` listener and its held counts.
     #[derive(Clone)]
@@ -108,13 +108,13 @@ impl TelemetrySink for JsFunctionSink {
 pub const SANITIZER_THREW: &str = "[the sanitiser threw]";
 
 /// An application's sink, called through the trampoline (see
-/// [`ErrorNet::set_sink`]).
+/// [`FaultSink::set_sink`]).
 struct CatchingSink(Box<dyn TelemetrySink>);
 
 impl TelemetrySink for CatchingSink {
     fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
         let mut sent = Ok(());
-        match crate::web::crash::catching(&mut || sent = self.0.send(event)) {
+        match crate::web::crash::trampoline(&mut || sent = self.0.send(event)) {
             Ok(()) => sent,
             Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
         }
@@ -122,32 +122,32 @@ impl TelemetrySink for CatchingSink {
 
     fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
         let mut counted = Ok(());
-        match crate::web::crash::catching(&mut || counted = self.0.held_back(held)) {
+        match crate::web::crash::trampoline(&mut || counted = self.0.held_back(held)) {
             Ok(()) => counted,
             Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
         }
     }
 
     fn adapter(&self, adapter: &str) {
-        // A sink that throws here learns nothing; the net goes on.
-        let _ = crate::web::crash::catching(&mut || self.0.adapter(adapter));
+        // A sink that throws here learns nothing; the fault sink goes on.
+        let _ = crate::web::crash::trampoline(&mut || self.0.adapter(adapter));
     }
 }
 
-/// The net, shared by every device of an application. Cheap to clone.
+/// The fault sink, shared by every device of an application. Cheap to clone.
 ///
 /// ```no_run
 /// # use std::{cell::Cell, rc::Rc};
 /// # fn demo(device: &web_sys::GpuDevice) {
-/// use webgpu_guard::web::ErrorNet;
-/// let net = ErrorNet::new(Rc::new(Cell::new(0)));
+/// use webgpu_guard::web::FaultSink;
+/// let net = FaultSink::new(Rc::new(Cell::new(0)));
 /// net.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
 /// let listener = net.install(device); // removed when dropped
 /// # drop(listener);
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct ErrorNet {
+pub struct FaultSink {
     log: Rc<RefCell<FaultLog>>,
     frame: Rc<Cell<u64>>,
     reentrant_failures: Rc<Cell<u64>>,
@@ -163,21 +163,21 @@ pub struct ErrorNet {
     next_listener: Rc<Cell<u32>>,
 }
 
-impl std::fmt::Debug for ErrorNet {
+impl std::fmt::Debug for FaultSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ErrorNet")
+        f.debug_struct("FaultSink")
             .field("stats", &self.stats())
             .finish()
     }
 }
 
-impl ErrorNet {
+impl FaultSink {
     /// A net tagging uncaptured errors with the frame number in `frame`, with the
-    /// console telemetry sink. Advance the frame with [`ErrorNet::set_frame`] (or
-    /// [`crate::web::GuardContext::set_frame`]): errors held during a storm are
+    /// console telemetry sink. Advance the frame with [`FaultSink::set_frame`] (or
+    /// [`crate::web::Guard::set_frame`]): errors held during a storm are
     /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
-        ErrorNet {
+        FaultSink {
             log: Rc::new(RefCell::new(FaultLog::new(Box::new(ConsoleSink)))),
             frame,
             reentrant_failures: Rc::new(Cell::new(0)),
@@ -273,7 +273,7 @@ impl ErrorNet {
         let sanitizer = sanitizer.map(|sanitize| -> Sanitizer {
             Box::new(move |text: &str| {
                 let mut clean = None;
-                match crate::web::crash::catching(&mut || clean = Some(sanitize(text))) {
+                match crate::web::crash::trampoline(&mut || clean = Some(sanitize(text))) {
                     Ok(()) => clean.unwrap_or_default(),
                     Err(_) => SANITIZER_THREW.to_string(),
                 }
@@ -285,7 +285,7 @@ impl ErrorNet {
     }
 
     /// The counters.
-    pub fn stats(&self) -> NetStats {
+    pub fn stats(&self) -> FaultStats {
         let mut stats = self.drained_log().map(|l| l.stats()).unwrap_or_default();
         stats.handler_failures += self.reentrant_failures.get();
         stats.handler_us = self.handler_us.get() as u64;
@@ -311,8 +311,8 @@ impl ErrorNet {
 
     /// Sets the frame number, handing over first what the listeners hold (so
     /// that it is tagged with the frame during which it arrived). Advance the
-    /// frame through this or [`crate::web::GuardContext::set_frame`], not through
-    /// the cell given to [`ErrorNet::new`].
+    /// frame through this or [`crate::web::Guard::set_frame`], not through
+    /// the cell given to [`FaultSink::new`].
     pub fn set_frame(&self, frame: u64) {
         if frame != self.frame.get() {
             self.drain_held();
@@ -400,7 +400,7 @@ impl ErrorNet {
     /// Installs the `uncapturederror` listener on `device`; removed when the guard
     /// drops.
     #[must_use = "the listener is removed when the guard drops"]
-    pub fn install(&self, device: &GpuDevice) -> NetListener {
+    pub fn install(&self, device: &GpuDevice) -> UncapturedListener {
         let net = self.clone();
         let handler = Closure::<dyn Fn(u32, String, u32) -> f64>::new(
             move |kind: u32, message: String, held: u32| net.on_uncaptured(kind, message, held),
@@ -424,7 +424,7 @@ impl ErrorNet {
                 held.push((id, hooks.clone()));
             }
         }
-        NetListener {
+        UncapturedListener {
             listener,
             hooks,
             id,
@@ -515,30 +515,30 @@ fn write(line: Option<Line>) {
 }
 
 /// The installed `uncapturederror` listener; removed on `Drop`.
-pub struct NetListener {
+pub struct UncapturedListener {
     /// Removed first on `Drop`, before the held counts are handed over.
     listener: Option<EventListener>,
     hooks: UncapturedHooks,
     id: u32,
-    /// The net it counts in.
-    net: ErrorNet,
+    /// The fault sink it counts in.
+    net: FaultSink,
     /// Whether the listener was installed (and counted in `net`).
     installed: bool,
     _handler: Closure<dyn Fn(u32, String, u32) -> f64>,
 }
 
-impl std::fmt::Debug for NetListener {
+impl std::fmt::Debug for UncapturedListener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NetListener").finish_non_exhaustive()
+        f.debug_struct("UncapturedListener").finish_non_exhaustive()
     }
 }
 
-impl Drop for NetListener {
+impl Drop for UncapturedListener {
     fn drop(&mut self) {
         drop(self.listener.take());
         // What it held is handed over before its handler goes; what the log
         // could not take (it was busy: a sink or a sanitizer dropped this guard)
-        // waits in the net's orphans, handed over at the net's next reading or
+        // waits in the fault sink's orphans, handed over at the fault sink's next reading or
         // record, and by itself as soon as the work under way is done.
         let orphaned = self.hooks.close();
         let net = &self.net;

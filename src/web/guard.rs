@@ -1,14 +1,14 @@
 //! What every device of one application shares across recoveries: the ledger, the
-//! diagnostics level, the frame counter and the one fault sink (the net).
+//! diagnostics level, the frame counter, the one fault sink and the fault injector.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::frame_sampling::FrameSampling;
 use crate::ledger::Ledger;
+use crate::web::faults::FaultSink;
 #[cfg(feature = "fault-injection")]
 use crate::web::inject::Injector;
-use crate::web::net::ErrorNet;
 
 /// How much scoping the library does, chosen at run time (no rebuild).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub enum DiagnosticsLevel {
     /// shader creation) still run, because their answer decides what happens next.
     Off,
     /// One scope set per phase, and per frame as [`FrameSampling`] says: one
-    /// frame in 32, every frame for a while after the net caught an error (the
+    /// frame in 32, every frame for a while after the fault sink caught an error (the
     /// default).
     Phases,
     /// Phase scopes, plus the Rust call site of every creation recorded under its
@@ -62,20 +62,20 @@ impl DiagnosticsLevel {
 /// State shared by every device of one application, across recoveries. The fault
 /// sink is given at construction and never replaced. Cheap to clone.
 #[derive(Clone, Debug)]
-pub struct GuardContext {
+pub struct Guard {
     ledger: Rc<RefCell<Ledger>>,
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
     sampling: Rc<Cell<FrameSampling>>,
-    net: ErrorNet,
+    net: FaultSink,
     #[cfg(feature = "fault-injection")]
     injector: Rc<Injector>,
 }
 
-impl GuardContext {
-    /// A context whose faults go to `net`; the net's frame counter is the context's.
-    pub fn new(net: ErrorNet, frame: Rc<Cell<u64>>) -> Self {
-        GuardContext {
+impl Guard {
+    /// A context whose faults go to `net`; the fault sink's frame counter is the context's.
+    pub fn new(net: FaultSink, frame: Rc<Cell<u64>>) -> Self {
+        Guard {
             ledger: Rc::new(RefCell::new(Ledger::new())),
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
@@ -93,7 +93,7 @@ impl GuardContext {
     }
 
     /// The fault sink.
-    pub fn net(&self) -> &ErrorNet {
+    pub fn faults(&self) -> &FaultSink {
         &self.net
     }
 
@@ -117,7 +117,7 @@ impl GuardContext {
         self.frame.get()
     }
 
-    /// Sets the current frame number. Errors the net's listeners counted while
+    /// Sets the current frame number. Errors the fault sink's listeners counted while
     /// its log was silent are handed over first, tagged with the frame they
     /// arrived in.
     pub fn set_frame(&self, frame: u64) {
@@ -138,7 +138,7 @@ impl GuardContext {
     }
 
     /// Whether frame `frame` gets scopes at the current level and sampling. Every
-    /// frame does while the net's listener is installed on no device (an error
+    /// frame does while the fault sink's listener is installed on no device (an error
     /// outside a scope would then reach nobody).
     pub fn frame_is_scoped(&self, frame: u64) -> bool {
         let level = self.level();
@@ -151,10 +151,10 @@ impl GuardContext {
     }
 }
 
-impl Default for GuardContext {
+impl Default for Guard {
     /// A context with a fresh net on the console.
     fn default() -> Self {
         let frame = Rc::new(Cell::new(0));
-        GuardContext::new(ErrorNet::new(frame.clone()), frame)
+        Guard::new(FaultSink::new(frame.clone()), frame)
     }
 }

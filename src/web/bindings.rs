@@ -14,7 +14,7 @@ use web_sys::{
     GpuShaderModuleDescriptor,
 };
 
-#[wasm_bindgen(module = "/src/web/catching.js")]
+#[wasm_bindgen(module = "/src/web/bindings.js")]
 extern "C" {
     #[wasm_bindgen(catch)]
     pub(crate) fn try_create_bind_group(

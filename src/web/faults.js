@@ -46,7 +46,7 @@ export function uncaptured_hooks(handler, orphans) {
   let timer = 0;
   // Once closed, the handler may be gone: nothing calls it, and whatever is
   // still held goes to `orphans` ([kind, first message, count] after one
-  // another), which the net reads at its next chance.
+  // another), which the fault sink reads at its next chance.
   let closed = false;
   // Hands one held group to the log. A negative answer: the log was busy (a
   // drain from inside its own work, a listener removed from inside it); the
