@@ -11,6 +11,9 @@
 //! bug, once per place: [`take_bugs`] hands them to the fault path (the
 //! record is the page's: with two runtimes, the first to look reports it).
 
+// The browser layer is its user; on the host only its tests run.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 

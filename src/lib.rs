@@ -109,6 +109,7 @@ pub mod sanitize;
 pub mod shader_diag;
 pub mod supervisor;
 pub mod telemetry;
+mod text_width;
 pub mod usage;
 
 #[cfg(target_arch = "wasm32")]

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use unicode_width::UnicodeWidthStr;
+use crate::text_width::columns;
 
 /// `GPUCompilationMessage.type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub struct Location {
 /// emoji 2, combining marks and other zero-width characters 0, a control
 /// character such as a tab 1); the caret length of a span, at least 1.
 fn caret_columns(text: &str) -> usize {
-    text.width().max(1)
+    columns(text).max(1)
 }
 
 /// The padding that puts a caret under the column just after `before` (the
@@ -91,7 +91,7 @@ fn caret_padding(before: &str) -> String {
         if i > 0 {
             pad.push('\t');
         }
-        pad.push_str(&" ".repeat(run.width()));
+        pad.push_str(&" ".repeat(columns(run)));
     }
     pad
 }
