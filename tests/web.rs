@@ -1943,6 +1943,41 @@ async fn a_throwing_telemetry_sink_does_not_break_the_handler() {
     wait_until("the handler still works", || net.stats().validation == 4).await;
 }
 
+/// A telemetry sink that reports into the fault sink it serves (a note, a
+/// reading of the counters) is heard: it runs after the log's borrow ends, so
+/// nothing is counted as re-entrant and nothing is lost.
+#[wasm_bindgen_test]
+async fn a_telemetry_sink_that_reports_back_into_the_fault_sink_is_heard() {
+    use webgpu_guard::telemetry::{TelemetryEvent, TelemetrySink};
+    struct Echo(FaultSink, Rc<Cell<u32>>);
+    impl TelemetrySink for Echo {
+        fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
+            self.1.set(self.1.get() + 1);
+            let _ = self.0.stats();
+            self.0.note(&format!("the sink saw \"{}\"", event.label));
+            Ok(())
+        }
+    }
+    let faults = FaultSink::new(Rc::new(Cell::new(0)));
+    let sent = Rc::new(Cell::new(0));
+    faults.set_sink(Box::new(Echo(faults.clone(), sent.clone())));
+    faults.report_ref(
+        &webgpu_guard::Fault::new(webgpu_guard::FaultKind::Validation, "invalid")
+            .on_object("echoed-buffer"),
+    );
+    assert_eq!(sent.get(), 1);
+    let stats = faults.stats();
+    assert_eq!(stats.handler_failures, 0, "{stats:?}");
+    assert_eq!(stats.telemetry_sent, 1, "{stats:?}");
+    let lines = faults.recent_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("the sink saw \"echoed-buffer\"")),
+        "{lines:?}"
+    );
+}
+
 // ------------------------------------------------- engines' wording (WebKit)
 
 // The engine-quirks shim (`tests/quirks/webkit.js`): evaluated before the wasm

@@ -21,6 +21,7 @@ use crate::fault::{label_in_message, Fault, FaultKind};
 use crate::fault_log::FaultStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
+use crate::held::Held;
 use crate::sanitize::Sanitizer;
 use crate::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
 use crate::web::js::{describe, now_ms};
@@ -134,6 +135,53 @@ impl TelemetrySink for CatchingSink {
     }
 }
 
+/// What the log gave its telemetry sink while it was borrowed: handed to the
+/// application's sink once the borrow ends, so that a sink runs with nothing
+/// of the log lent (one that reports back into the fault sink is heard).
+enum Delivery {
+    Send(TelemetryEvent),
+    HeldBack {
+        kind: FaultKind,
+        label: String,
+        phase: Option<String>,
+        message: String,
+        frame: Option<u64>,
+        count: u64,
+    },
+    Adapter(String),
+}
+
+/// The sink the log holds: it only queues.
+struct Deferring(Rc<Held<Vec<Delivery>>>);
+
+impl TelemetrySink for Deferring {
+    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
+        self.0
+            .with(|queue| queue.push(Delivery::Send(event.clone())))
+            .ok_or_else(|| "the telemetry queue was busy".to_string())
+    }
+
+    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+        self.0
+            .with(|queue| {
+                queue.push(Delivery::HeldBack {
+                    kind: held.kind,
+                    label: held.label.to_string(),
+                    phase: held.phase.map(str::to_string),
+                    message: held.message.to_string(),
+                    frame: held.frame,
+                    count: held.count,
+                })
+            })
+            .ok_or_else(|| "the telemetry queue was busy".to_string())
+    }
+
+    fn adapter(&self, adapter: &str) {
+        self.0
+            .with(|queue| queue.push(Delivery::Adapter(adapter.to_string())));
+    }
+}
+
 /// The fault sink, shared by every device of an application. Cheap to clone.
 ///
 /// ```no_run
@@ -149,6 +197,16 @@ impl TelemetrySink for CatchingSink {
 #[derive(Clone)]
 pub struct FaultSink {
     log: Rc<RefCell<FaultLog>>,
+    /// What the log gave the telemetry sink, waiting for the log's borrow to end.
+    outgoing: Rc<Held<Vec<Delivery>>>,
+    /// The application's telemetry sink (the console's by default).
+    telemetry: Rc<Held<Option<Rc<dyn TelemetrySink>>>>,
+    /// Whether the queue is being delivered (a sink's report waits its turn).
+    delivering: Rc<Cell<bool>>,
+    /// Events the log counted as sent that the application's sink refused.
+    refused_sends: Rc<Cell<u64>>,
+    /// Held-back reports the application's sink refused.
+    refused_held: Rc<Cell<u64>>,
     frame: Rc<Cell<u64>>,
     reentrant_failures: Rc<Cell<u64>>,
     handler_us: Rc<Cell<f64>>,
@@ -177,8 +235,17 @@ impl FaultSink {
     /// [`crate::web::Guard::set_frame`]): errors held during a storm are
     /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
+        let outgoing = Rc::new(Held::default());
+        let console: Rc<dyn TelemetrySink> = Rc::new(ConsoleSink);
         FaultSink {
-            log: Rc::new(RefCell::new(FaultLog::new(Box::new(ConsoleSink)))),
+            log: Rc::new(RefCell::new(FaultLog::new(Box::new(Deferring(
+                outgoing.clone(),
+            ))))),
+            outgoing,
+            telemetry: Rc::new(Held::new(Some(console))),
+            delivering: Rc::new(Cell::new(false)),
+            refused_sends: Rc::new(Cell::new(0)),
+            refused_held: Rc::new(Cell::new(0)),
             frame,
             reentrant_failures: Rc::new(Cell::new(0)),
             handler_us: Rc::new(Cell::new(0.0)),
@@ -247,21 +314,76 @@ impl FaultSink {
         self.log.try_borrow_mut().ok()
     }
 
-    /// Replaces the telemetry sink. It is called through the trampoline: a sink
-    /// that throws through WebAssembly (a raw web-sys call that does not catch)
-    /// is counted as a failed send, and the log it was called from is left as
-    /// it was.
+    /// Replaces the telemetry sink. It is called after the log's borrow ends
+    /// (a sink may report into this fault sink, and is heard), through the
+    /// trampoline: a sink that throws through WebAssembly (a raw web-sys call
+    /// that does not catch) is counted as a failed send.
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
-        if let Some(mut log) = self.drained_log_mut() {
-            log.set_sink(Box::new(CatchingSink(sink)));
+        let sink: Rc<dyn TelemetrySink> = Rc::new(CatchingSink(sink));
+        self.telemetry.replace(Some(sink));
+        // The log's own sink only queues; set again, it tells the new sink
+        // the adapter.
+        let told = self
+            .drained_log_mut()
+            .map(|mut log| log.set_sink(Box::new(Deferring(self.outgoing.clone()))));
+        if told.is_some() {
+            self.deliver();
         }
+    }
+
+    /// Hands what the log queued to the application's sink, with the log not
+    /// borrowed. A sink that reports meanwhile queues more, delivered by the
+    /// same loop.
+    fn deliver(&self) {
+        if self.delivering.replace(true) {
+            return;
+        }
+        while let Some(batch) = self.outgoing.take().filter(|b| !b.is_empty()) {
+            let Some(Some(sink)) = self.telemetry.get() else {
+                break;
+            };
+            for delivery in batch {
+                match delivery {
+                    Delivery::Send(event) => {
+                        if sink.send(&event).is_err() {
+                            self.refused_sends.set(self.refused_sends.get() + 1);
+                        }
+                    }
+                    Delivery::HeldBack {
+                        kind,
+                        label,
+                        phase,
+                        message,
+                        frame,
+                        count,
+                    } => {
+                        let held = HeldBack {
+                            kind,
+                            label: &label,
+                            phase: phase.as_deref(),
+                            message: &message,
+                            frame,
+                            count,
+                        };
+                        if sink.held_back(&held).is_err() {
+                            self.refused_held.set(self.refused_held.get() + 1);
+                        }
+                    }
+                    Delivery::Adapter(adapter) => sink.adapter(&adapter),
+                }
+            }
+        }
+        self.delivering.set(false);
     }
 
     /// Tells the telemetry sink which adapter the errors come from (the runtime
     /// does it each time a device comes up).
     pub fn set_adapter(&self, adapter: &str) {
-        if let Some(mut log) = self.drained_log_mut() {
-            log.set_adapter(adapter);
+        let told = self
+            .drained_log_mut()
+            .map(|mut log| log.set_adapter(adapter));
+        if told.is_some() {
+            self.deliver();
         }
     }
 
@@ -287,6 +409,10 @@ impl FaultSink {
     /// The counters.
     pub fn stats(&self) -> FaultStats {
         let mut stats = self.drained_log().map(|l| l.stats()).unwrap_or_default();
+        // Sends the log counted, refused by the application's sink after it.
+        let refused = self.refused_sends.get();
+        stats.telemetry_sent = stats.telemetry_sent.saturating_sub(refused);
+        stats.sink_failures += refused + self.refused_held.get();
         stats.handler_failures += self.reentrant_failures.get();
         stats.handler_us = self.handler_us.get() as u64;
         stats
@@ -373,6 +499,7 @@ impl FaultSink {
             None => return self.count_reentrant(),
         };
         write(line);
+        self.deliver();
     }
 
     /// Writes a note (a device running again, a retry) through the same limiter.
@@ -382,6 +509,7 @@ impl FaultSink {
             None => return self.count_reentrant(),
         };
         write(line);
+        self.deliver();
     }
 
     fn record(&self, fault: &Fault) {
@@ -390,6 +518,7 @@ impl FaultSink {
             None => return self.count_reentrant(),
         };
         write(line);
+        self.deliver();
     }
 
     fn count_reentrant(&self) {
@@ -472,6 +601,8 @@ impl FaultSink {
         let silent_until = match self.log.try_borrow_mut() {
             Ok(mut log) if held > 0 => {
                 log.record_held(&fault, u64::from(held));
+                drop(log);
+                self.deliver();
                 0.0
             }
             Ok(mut log) => {
@@ -479,6 +610,7 @@ impl FaultSink {
                 let silent_until = log.silent_until().unwrap_or(0.0);
                 drop(log);
                 write(line);
+                self.deliver();
                 silent_until
             }
             // Held counts stay where they are held until the log is free again.
