@@ -36,12 +36,14 @@ fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsVal
 impl<A: App> Runtime<A> {
     /// Puts `matarGPU()` (the full recovery path, as a real loss), `gpuStop()`,
     /// `gpuStart()` and `gpuStatus()` on `window`. `gpuStatus()` returns
-    /// `state`, `generation`, `recoveries`, `frames`, `liveObjects`,
-    /// `liveBytes`, `errors` (`validation`, `outOfMemory`, `internal`),
-    /// `logged`, `suppressed`, `lastLoss` (`reason`, `message`) or null,
-    /// `fallback` (its code) or null, `loopAlive`, `stalled`,
-    /// `framesFromTimer`, `resizes`, `wasmMemoryBytes` and `jsHeapBytes` (null
-    /// where the engine does not tell). They keep the runtime alive for the life of the page, so that
+    /// [`Status::to_js`](super::Status::to_js)'s object: `state`,
+    /// `generation`, `recoveries`, `frames`, `liveObjects`, `liveBytes`,
+    /// `errors` (`validation`, `outOfMemory`, `internal`, `other`), `logged`,
+    /// `suppressed`, `lastLoss` (`reason`, `message`, `requested`) or null,
+    /// `fallback` (its code) and `fallbackMessage` or null, `loopAlive`,
+    /// `stalled`, `framesFromTimer`, `resizes`, `wasmMemoryBytes`,
+    /// `jsHeapBytes` (null where the engine does not tell), `runtimeBugs` and
+    /// the rest that function lists. They keep the runtime alive for the life of the page, so that
     /// `gpuStop()` then `gpuStart()` works whoever holds a handle. Once per
     /// page: a second runtime's call leaves the first's functions in place and
     /// reports an exception on its own net.

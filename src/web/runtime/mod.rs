@@ -12,7 +12,8 @@
 //! * `timers`: the supervisor's timers;
 //! * [`status`]: the snapshot `gpuStatus()` reads.
 //!
-//! The invariants they keep (docs/design.md, "The runtime's invariants"):
+//! The invariants they keep (docs/design.md, "Invariants of the runtime, and
+//! what catches a breach"):
 //! the runtime's state is lent only to short closures (`crate::held`), so no
 //! borrow is held while the application's code, a hook or a sink runs; the
 //! loop that drives events is the only code that marks the runtime busy, around

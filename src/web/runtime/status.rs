@@ -99,9 +99,13 @@ fn set(object: &js_sys::Object, key: &str, value: JsValue) {
 }
 
 impl Status {
-    /// The snapshot as `gpuStatus()` returns it: a plain object whose keys are
-    /// the fields' names in camel case (`fallback` is the fallback's code,
-    /// `fallbackMessage` its text). A page adds its own keys to it.
+    /// The snapshot as `gpuStatus()` returns it, a plain object: the fields in
+    /// camel case (`frameMs`, `runtimeBugs`...), the fault sink's counters
+    /// spelled out (`errors` by kind, `logged`, `suppressed`, `cutOffs`,
+    /// `sinkFailures`, `telemetrySent`...), the ledger's as `liveObjects`,
+    /// `liveBytes` and `peakBytes`, `lastLoss`, `coldStart` and `lastInit` as
+    /// objects or null, `fallback` as the fallback's code and
+    /// `fallbackMessage` as its text. A page adds its own keys to it.
     pub fn to_js(&self) -> js_sys::Object {
         let o = js_sys::Object::new();
 

@@ -211,12 +211,27 @@ fn part_of(name: &str) -> &'static str {
         ("ladder", "library: allocator, ledger, ladder"),
         ("formats", "library: allocator, ledger, ladder"),
         ("payload", "library: allocator, ledger, ladder"),
-        ("web::faults", "library: fault sink, fault log, telemetry, faults"),
+        (
+            "web::faults",
+            "library: fault sink, fault log, telemetry, faults",
+        ),
         ("fault", "library: fault sink, fault log, telemetry, faults"),
-        ("telemetry", "library: fault sink, fault log, telemetry, faults"),
-        ("sanitize", "library: fault sink, fault log, telemetry, faults"),
-        ("rate_limit", "library: fault sink, fault log, telemetry, faults"),
-        ("web::log", "library: fault sink, fault log, telemetry, faults"),
+        (
+            "telemetry",
+            "library: fault sink, fault log, telemetry, faults",
+        ),
+        (
+            "sanitize",
+            "library: fault sink, fault log, telemetry, faults",
+        ),
+        (
+            "rate_limit",
+            "library: fault sink, fault log, telemetry, faults",
+        ),
+        (
+            "web::log",
+            "library: fault sink, fault log, telemetry, faults",
+        ),
     ];
     if name.starts_with("data segment") {
         return "data (strings, tables, the scene's WGSL)";
