@@ -196,13 +196,18 @@ fn runtime() -> Runtime<ClearApp> {
 }
 
 fn runtime_with(options: RuntimeOptions) -> Runtime<ClearApp> {
+    Runtime::new(ClearApp::default(), canvas_in_page(), options)
+}
+
+/// A 64x64 canvas appended to the page.
+fn canvas_in_page() -> web_sys::HtmlCanvasElement {
     let document = web_sys::window().unwrap().document().unwrap();
     let canvas: web_sys::HtmlCanvasElement =
         document.create_element("canvas").unwrap().unchecked_into();
     canvas.set_width(64);
     canvas.set_height(64);
     document.body().unwrap().append_child(&canvas).unwrap();
-    Runtime::new(ClearApp::default(), canvas, options)
+    canvas
 }
 
 async fn wait_state(r: &Runtime<ClearApp>, state: &str, generation: u64) {
@@ -1371,13 +1376,11 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
             Ok(())
         }
     }
-    let document = web_sys::window().unwrap().document().unwrap();
-    let canvas: web_sys::HtmlCanvasElement =
-        document.create_element("canvas").unwrap().unchecked_into();
-    canvas.set_width(64);
-    canvas.set_height(64);
-    document.body().unwrap().append_child(&canvas).unwrap();
-    let r = Runtime::new(Poking::default(), canvas, RuntimeOptions::default());
+    let r = Runtime::new(
+        Poking::default(),
+        canvas_in_page(),
+        RuntimeOptions::default(),
+    );
     *r.app().me.borrow_mut() = Some(r.downgrade());
     let pokes = r.app().pokes.clone();
     let (me, sink_pokes) = (r.app().me.clone(), pokes.clone());

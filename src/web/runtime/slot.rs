@@ -133,14 +133,23 @@ impl<R> GenerationSlot<R> {
 
     /// The device being initialised as `generation`, taken out of the slot.
     pub(super) fn take_initialising(&self, generation: u64) -> Option<GuardedDevice> {
+        self.take_where(|stage| match stage {
+            Stage::Initialising {
+                generation: g,
+                device,
+            } if g == generation => Ok(device),
+            other => Err(other),
+        })
+    }
+
+    /// What `pick` takes out of the stage (`Ok`), leaving the slot vacant;
+    /// a stage it hands back (`Err`) stays as it was.
+    fn take_where<T>(&self, pick: impl FnOnce(Stage<R>) -> Result<T, Stage<R>>) -> Option<T> {
         self.stage
-            .with(|stage| match std::mem::take(stage) {
-                Stage::Initialising {
-                    generation: g,
-                    device,
-                } if g == generation => Some(device),
-                other => {
-                    *stage = other;
+            .with(|stage| match pick(std::mem::take(stage)) {
+                Ok(taken) => Some(taken),
+                Err(kept) => {
+                    *stage = kept;
                     None
                 }
             })
@@ -171,15 +180,10 @@ impl<R> GenerationSlot<R> {
 
     /// The live generation `generation`, taken out of the slot.
     pub(super) fn take_live(&self, generation: u64) -> Option<Rc<Live<R>>> {
-        self.stage
-            .with(|stage| match std::mem::take(stage) {
-                Stage::Live(live) if live.gpu.generation == generation => Some(live),
-                other => {
-                    *stage = other;
-                    None
-                }
-            })
-            .flatten()
+        self.take_where(|stage| match stage {
+            Stage::Live(live) if live.gpu.generation == generation => Ok(live),
+            other => Err(other),
+        })
     }
 
     /// Device `generation` configured the canvas.
