@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::str_search::{contains, find, from, part};
+
 /// The kind of a fault. The first three are the WebGPU error classes; the others
 /// are failures the guard layer observes around them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -251,15 +253,16 @@ impl std::error::Error for Fault {}
 /// A hint for the validation messages that recur (seed 004), or `None`.
 pub fn hint_for(message: &str) -> Option<&'static str> {
     let lower = message.to_ascii_lowercase();
-    if lower.contains("is not a multiple of") || lower.contains("is not aligned to") {
+    let has = |needle: &str| contains(&lower, needle);
+    if has("is not a multiple of") || has("is not aligned to") {
         Some("alignment: the number quoted is the alignment required (4 for index offsets and buffer sizes, 256 for dynamic uniform offsets and buffer-to-texture bytesPerRow)")
-    } else if lower.contains("smaller than the minimum binding size")
+    } else if has("smaller than the minimum binding size")
         // wgpu (Firefox) words the same mismatch its own ways.
-        || lower.contains("where the shader expects")
-        || (lower.contains("binding size") && lower.contains("less than minimum"))
+        || has("where the shader expects")
+        || (has("binding size") && has("less than minimum"))
     {
         Some("the shader declares a struct larger than the bound buffer range: a field was added on one side only")
-    } else if lower.contains("is not compatible with") || lower.contains("incompatible with") {
+    } else if has("is not compatible with") || has("incompatible with") {
         Some("the pipeline layout and the bind group layout differ: check read-only vs read-write storage and the visibility of each binding")
     } else {
         None
@@ -277,15 +280,15 @@ pub fn label_in_message(message: &str) -> Option<String> {
 /// `Kind with 'label' label`: wgpu's way of naming an object.
 fn wgpu_label(message: &str) -> Option<String> {
     let mut rest = message;
-    while let Some(at) = rest.find(" with '") {
-        let kind = rest[..at]
-            .rsplit(|c: char| !c.is_alphanumeric())
+    while let Some(at) = find(rest, " with '") {
+        let kind = part(rest, 0, at)
+            .rsplit(|c: char| !c.is_ascii_alphanumeric())
             .next()
             .unwrap_or("");
-        let after = &rest[at + " with '".len()..];
-        let close = after.find("' label")?;
-        let label = &after[..close];
-        rest = &after[close + "' label".len()..];
+        let after = from(rest, at + " with '".len());
+        let close = find(after, "' label")?;
+        let label = part(after, 0, close);
+        rest = from(after, close + "' label".len());
         if kind != "Device" && kind != "Queue" && !label.is_empty() {
             return Some(label.to_string());
         }
@@ -296,18 +299,18 @@ fn wgpu_label(message: &str) -> Option<String> {
 fn dawn_label(message: &str) -> Option<String> {
     let mut rest = message;
     while let Some(open) = rest.find('[') {
-        let after = &rest[open + 1..];
+        let after = from(rest, open + 1);
         let close = after.find(']')?;
-        let inside = &after[..close];
-        rest = &after[close + 1..];
+        let inside = part(after, 0, close);
+        rest = from(after, close + 1);
         let Some(q1) = inside.find('"') else {
             continue;
         };
-        let kind = inside[..q1].trim();
+        let kind = part(inside, 0, q1).trim();
         if kind == "Device" || kind == "Queue" {
             continue;
         }
-        let label = inside[q1..].trim().trim_matches('"');
+        let label = from(inside, q1).trim().trim_matches('"');
         if !label.is_empty() {
             return Some(label.to_string());
         }

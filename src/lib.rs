@@ -107,6 +107,7 @@ pub mod payload;
 pub mod rate_limit;
 pub mod sanitize;
 pub mod shader_diag;
+mod str_search;
 pub mod supervisor;
 pub mod telemetry;
 mod text_width;

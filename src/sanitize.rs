@@ -1,5 +1,7 @@
 //! Message truncation and sanitising for logs and telemetry.
 
+use crate::str_search::contains;
+
 /// The longest message telemetry carries, in characters.
 pub const TELEMETRY_MAX_CHARS: usize = 400;
 
@@ -72,11 +74,11 @@ pub fn redact_user_data(text: &str) -> String {
 /// Replaces every URL (a run without spaces, quotes or brackets that holds a
 /// scheme, a query or a `www.` host) with `…`, its query with it.
 fn redact_urls(text: &str) -> String {
-    if !text.contains("://") && !text.contains('?') && !text.contains("www.") {
+    if !contains(text, "://") && !text.contains('?') && !contains(text, "www.") {
         return text.to_string();
     }
     replace_words(text, "\"'`[](){}<>,;", |word| {
-        word.contains("://")
+        contains(word, "://")
             || (word.contains('?') && word.contains('='))
             || word.starts_with("www.")
     })
@@ -100,7 +102,7 @@ fn redact_words(text: &str) -> String {
         // more), a long number, or one cut by dots and dashes (a phone number,
         // a UUID).
         word.contains('@')
-            || word.contains("%40")
+            || contains(word, "%40")
             || word.contains('/')
             || word.contains('\\')
             || word.matches('.').count() >= 2

@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use crate::str_search::{find, from, part};
 use crate::text_width::columns;
 
 /// `GPUCompilationMessage.type`.
@@ -110,8 +111,11 @@ pub fn utf16_to_byte(text: &str, utf16_offset: usize) -> usize {
 }
 
 fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
-    let start = source[..byte].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let end = source[byte..]
+    let start = part(source, 0, byte)
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let end = from(source, byte)
         .find('\n')
         .map(|i| byte + i)
         .unwrap_or(source.len());
@@ -128,8 +132,8 @@ fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
 #[doc(hidden)]
 pub fn position_in_text(message: &str) -> Option<(u32, u32)> {
     let mut rest = message;
-    while let Some(at) = rest.find("wgsl:") {
-        let after = &rest[at + 5..];
+    while let Some(at) = find(rest, "wgsl:") {
+        let after = from(rest, at + 5);
         let mut parts = after.splitn(3, ':');
         let line = parts.next().and_then(|l| l.parse::<u32>().ok());
         let column = parts.next().map(|c| {
@@ -158,11 +162,11 @@ fn placeholder_position(msg: &CompilationMessage) -> Option<(u32, u32)> {
 fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
     let mut line_start = 0usize;
     for _ in 1..line {
-        line_start = source[line_start..]
+        line_start = from(source, line_start)
             .find('\n')
             .map(|i| line_start + i + 1)?;
     }
-    let line_end = source[line_start..]
+    let line_end = from(source, line_start)
         .find('\n')
         .map(|i| line_start + i)
         .unwrap_or(source.len());
@@ -172,7 +176,7 @@ fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
 /// Locates a (line, character column) position: the byte where it starts.
 fn byte_of_char_position(source: &str, line: u32, column: u32) -> Option<usize> {
     let (line_start, line_end) = line_range(source, line)?;
-    let offset = source[line_start..line_end]
+    let offset = part(source, line_start, line_end)
         .char_indices()
         .nth(column.saturating_sub(1) as usize)
         .map(|(i, _)| i)
@@ -189,9 +193,10 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     if let Some((line, column)) = placeholder_position(msg) {
         let start_byte = byte_of_char_position(source, line, column)?;
         let (line_start, line_end) = line_bounds(source, start_byte);
-        let rest = &source[start_byte..line_end];
+        let rest = part(source, start_byte, line_end);
+        // WGSL admits characters beyond ASCII in identifiers (and comments) only.
         let token_bytes = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()))
             .unwrap_or(rest.len());
         // A position on no token (an operator, the line's end) underlines one
         // character.
@@ -201,16 +206,16 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         };
         return Some(Location {
             line,
-            column: source[line_start..start_byte].chars().count() as u32 + 1,
+            column: part(source, line_start, start_byte).chars().count() as u32 + 1,
             line_bytes: (line_start, line_end),
-            caret_len: caret_columns(&rest[..token_bytes]),
+            caret_len: caret_columns(part(rest, 0, token_bytes)),
         });
     }
     if msg.line_num == 0 {
         return None;
     }
     let total_utf16: usize = source.chars().map(char::len_utf16).sum();
-    let line_of = |byte: usize| source[..byte].matches('\n').count() as u32 + 1;
+    let line_of = |byte: usize| part(source, 0, byte).matches('\n').count() as u32 + 1;
     let by_offset = if (msg.offset as usize) <= total_utf16 {
         let byte = utf16_to_byte(source, msg.offset as usize);
         (line_of(byte) == msg.line_num).then_some(byte)
@@ -221,14 +226,14 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         Some(byte) => byte,
         None => {
             let (line_start, line_end) = line_range(source, msg.line_num)?;
-            let line = &source[line_start..line_end];
+            let line = part(source, line_start, line_end);
             line_start + utf16_to_byte(line, msg.line_pos.saturating_sub(1) as usize)
         }
     };
     let (line_start, line_end) = line_bounds(source, start_byte);
     let line = line_of(line_start);
-    let column = source[line_start..start_byte].chars().count() as u32 + 1;
-    let end_utf16 = source[..start_byte]
+    let column = part(source, line_start, start_byte).chars().count() as u32 + 1;
+    let end_utf16 = part(source, 0, start_byte)
         .chars()
         .map(char::len_utf16)
         .sum::<usize>()
@@ -236,7 +241,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
     let end_byte = utf16_to_byte(source, end_utf16)
         .min(line_end)
         .max(start_byte);
-    let caret_len = caret_columns(&source[start_byte..end_byte]);
+    let caret_len = caret_columns(part(source, start_byte, end_byte));
     Some(Location {
         line,
         column,
@@ -263,11 +268,11 @@ pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> St
     match locate(source, msg) {
         None => format!("{label}: {}: {}", msg.kind.as_str(), text),
         Some(loc) => {
-            let line_text = &source[loc.line_bytes.0..loc.line_bytes.1];
+            let line_text = part(source, loc.line_bytes.0, loc.line_bytes.1);
             let before = line_text
                 .char_indices()
                 .nth(loc.column as usize - 1)
-                .map_or(line_text, |(byte, _)| &line_text[..byte]);
+                .map_or(line_text, |(byte, _)| part(line_text, 0, byte));
             let pad = caret_padding(before);
             format!(
                 "{label}:{}:{} {}: {}\n  {}\n  {}{}",

@@ -2,6 +2,8 @@
 //! where engines differ in ways the API cannot tell. Imports nothing of the
 //! browser layer: every layer may ask it.
 
+use crate::str_search::contains;
+
 /// What is known about the engine behind `navigator.gpu`, for the few places
 /// where engines differ in ways the API cannot tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +19,7 @@ impl Engine {
     pub fn detect() -> Engine {
         let firefox = web_sys::window()
             .and_then(|w| w.navigator().user_agent().ok())
-            .is_some_and(|ua| ua.contains("Firefox/"));
+            .is_some_and(|ua| contains(&ua, "Firefox/"));
         if firefox {
             Engine::Gecko
         } else {

@@ -65,14 +65,16 @@ pub struct ConsoleSink;
 
 impl TelemetrySink for ConsoleSink {
     fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
+        let frame = e
+            .frame
+            .map_or_else(|| "none".to_string(), |n| n.to_string());
         web_sys::console::debug_1(
             &format!(
-                "{} telemetry {} \"{}\" x{} frame {:?}: {}",
+                "{} telemetry {} \"{}\" x{} frame {frame}: {}",
                 log::PREFIX,
                 e.kind,
                 e.label,
                 e.occurrences,
-                e.frame,
                 e.message
             )
             .into(),

@@ -16,6 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::held::Held;
+use crate::str_search::contains;
 use crate::telemetry::otlp::Resource;
 use crate::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
 use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
@@ -217,11 +218,11 @@ fn describe_the_browser(resource: &mut Resource) {
     let agent = web_sys::window()
         .and_then(|w| w.navigator().user_agent().ok())
         .unwrap_or_default();
-    let engine = if agent.contains("Firefox/") {
+    let engine = if contains(&agent, "Firefox/") {
         "wgpu (Gecko)"
-    } else if agent.contains("Chrome/") || agent.contains("Chromium/") {
+    } else if contains(&agent, "Chrome/") || contains(&agent, "Chromium/") {
         "dawn (Chromium)"
-    } else if agent.contains("AppleWebKit/") {
+    } else if contains(&agent, "AppleWebKit/") {
         "webkit"
     } else {
         "unknown"
