@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use crate::fault::{Fault, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
-use crate::sanitize::Sanitizer;
+use crate::sanitize::Sanitized;
 use crate::telemetry::{GroupSummary, Observed, Telemetry, TelemetrySink};
 
 /// Counters of the fault path.
@@ -138,11 +138,6 @@ impl FaultLog {
         self.sink.adapter(adapter);
     }
 
-    /// Sets the sanitising step applied to telemetry messages and labels.
-    pub fn set_sanitizer(&mut self, sanitizer: Option<Sanitizer>) {
-        self.telemetry.set_sanitizer(sanitizer);
-    }
-
     /// The counters.
     pub fn stats(&self) -> FaultStats {
         self.stats
@@ -166,7 +161,9 @@ impl FaultLog {
     /// sizes a ladder tried) are counted and sent to telemetry like any other
     /// fault, grouped by their own kind and label (the fault's label when they
     /// have none); one already reported is neither counted nor sent again.
-    pub fn record(&mut self, fault: &Fault, now_ms: f64) -> Option<Line> {
+    /// The console line is made of `fault`; telemetry gets `clean`, the same
+    /// fault sanitised.
+    pub fn record(&mut self, fault: &Fault, clean: &Sanitized, now_ms: f64) -> Option<Line> {
         let related = unreported_related(fault);
         self.stats.count(fault.kind);
         for other in &related {
@@ -186,10 +183,11 @@ impl FaultLog {
         );
         let sent_before = self.telemetry.sent();
         let failures_before = self.telemetry.sink_failures();
+        let fault = clean.fault();
         let label = fault.label_for_grouping();
         self.telemetry
             .record(observed(fault, &label), now_ms, self.sink.as_ref());
-        for other in &related {
+        for other in unreported_related(fault) {
             let (other_label, frame) = related_grouping(other, fault, &label);
             self.telemetry.record(
                 observed(other, &other_label).at_frame(frame),
@@ -219,8 +217,8 @@ impl FaultLog {
     /// Records `count` faults like `fault` that arrived while the log was silent
     /// (see [`Self::silent_until`]), exactly as `count` calls of [`Self::record`]
     /// would have: counted, held back, and grouped in telemetry (its related
-    /// faults too).
-    pub fn record_held(&mut self, fault: &Fault, count: u64) {
+    /// faults too). `clean` is `fault` sanitised, for telemetry.
+    pub fn record_held(&mut self, fault: &Fault, clean: &Sanitized, count: u64) {
         if count == 0 {
             return;
         }
@@ -233,10 +231,11 @@ impl FaultLog {
         self.stats.suppressed += count;
         self.stats.held_by_listener += count;
         let failures_before = self.telemetry.sink_failures();
+        let fault = clean.fault();
         let label = fault.label_for_grouping();
         self.telemetry
             .record_held(observed(fault, &label), count, self.sink.as_ref());
-        for other in &related {
+        for other in unreported_related(fault) {
             let (other_label, frame) = related_grouping(other, fault, &label);
             self.telemetry.record_held(
                 observed(other, &other_label).at_frame(frame),
@@ -355,6 +354,16 @@ mod tests {
     use crate::telemetry::MemorySink;
     use std::rc::Rc;
 
+    /// `fault` as the fault sink hands it to telemetry with no sanitiser set.
+    fn raw(fault: &Fault) -> Sanitized {
+        Sanitized::new(fault, None)
+    }
+
+    /// `fault` as the fault sink hands it to telemetry with the strict sanitiser.
+    fn strict(fault: &Fault) -> Sanitized {
+        Sanitized::new(fault, Some(&crate::sanitize::strict))
+    }
+
     struct Shared(Rc<MemorySink>);
     impl TelemetrySink for Shared {
         fn send(&self, e: &crate::telemetry::TelemetryEvent) -> Result<(), String> {
@@ -368,7 +377,7 @@ mod tests {
         let message = "Offset (3) is not a multiple of 4.";
         let bare = Fault::without_hint(FaultKind::Validation, message);
         assert_eq!(bare.hint, None);
-        let line = log.record(&bare, 0.0).unwrap();
+        let line = log.record(&bare, &raw(&bare), 0.0).unwrap();
         assert_eq!(
             line.text,
             Fault::new(FaultKind::Validation, message).to_string()
@@ -380,7 +389,7 @@ mod tests {
     fn one_formatter_one_limiter_for_every_kind_of_fault() {
         let mut log = FaultLog::new(Box::new(crate::telemetry::MemorySink::default()));
         let frame = Fault::new(FaultKind::Validation, "bad submit").in_frame(7);
-        let line = log.record(&frame, 0.0).unwrap();
+        let line = log.record(&frame, &raw(&frame), 0.0).unwrap();
         assert_eq!(line.text, frame.to_string());
         assert_eq!(line.severity, Severity::Error);
         assert!(line.text.contains("at frame 7"));
@@ -389,7 +398,8 @@ mod tests {
             .unwrap();
         assert_eq!(warn.severity, Severity::Warning);
         for i in 0..10 {
-            log.record(&Fault::new(FaultKind::Exception, format!("e{i}")), 2.0);
+            let fault = Fault::new(FaultKind::Exception, format!("e{i}"));
+            log.record(&fault, &raw(&fault), 2.0);
         }
         let stats = log.stats();
         assert_eq!(stats.logged, 6, "5 lines then one cut-off: {stats:?}");
@@ -408,11 +418,10 @@ mod tests {
     fn related_faults_are_counted_and_labels_group_telemetry() {
         let memory = Rc::new(MemorySink::default());
         let mut log = FaultLog::new(Box::new(Shared(memory.clone())));
-        log.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
         let fault = Fault::new(FaultKind::Validation, "Invalid usage flags")
             .on_object("upload:/home/ana/cat.png")
             .with_related(vec![Fault::new(FaultKind::OutOfMemory, "no room")]);
-        log.record(&fault, 0.0);
+        log.record(&fault, &strict(&fault), 0.0);
         let stats = log.stats();
         assert_eq!((stats.validation, stats.out_of_memory), (1, 1));
         let events = memory.events();
@@ -442,7 +451,7 @@ mod tests {
                 // No label of its own: grouped under the fault's.
                 Fault::new(FaultKind::Internal, "too complex"),
             ]);
-        log.record(&fault, 0.0);
+        log.record(&fault, &raw(&fault), 0.0);
         let sent: Vec<(FaultKind, String, u64, Option<u64>)> = memory
             .events()
             .into_iter()
@@ -463,7 +472,7 @@ mod tests {
         );
         assert_eq!(stats.telemetry_sent, 3);
         // The same fault again: the groups grow, none is added.
-        log.record(&fault, 1.0);
+        log.record(&fault, &raw(&fault), 1.0);
         let groups: Vec<(FaultKind, String, u64)> = log
             .groups()
             .into_iter()
@@ -478,7 +487,7 @@ mod tests {
             ]
         );
         // Held by the listener: counted and grouped as often as it arrived.
-        log.record_held(&fault, 3);
+        log.record_held(&fault, &raw(&fault), 3);
         let stats = log.stats();
         assert_eq!(
             (stats.validation, stats.out_of_memory, stats.internal),
@@ -493,7 +502,7 @@ mod tests {
             .with_related(vec![
                 Fault::new(FaultKind::Validation, "seen").mark_reported()
             ]);
-        log.record(&again, 2000.0);
+        log.record(&again, &raw(&again), 2000.0);
         assert_eq!(log.stats().validation, 5);
         assert_eq!(log.stats().other, 1);
         assert_eq!(memory.events().len(), events_before + 1);
@@ -557,7 +566,7 @@ mod tests {
     fn drain(log: &mut FaultLog, held: &mut Held, frame: u64) {
         for (_, _, mut fault, count) in held.drain(..) {
             fault.origin.frame = Some(frame);
-            log.record_held(&fault, count);
+            log.record_held(&fault, &strict(&fault), count);
         }
     }
 
@@ -574,8 +583,6 @@ mod tests {
             let held_sink = Rc::new(MemorySink::default());
             let mut each = FaultLog::new(Box::new(Shared(each_sink.clone())));
             let mut log = FaultLog::new(Box::new(Shared(held_sink.clone())));
-            each.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
-            log.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
             let mut each_lines = Vec::new();
             let mut lines = Vec::new();
             let mut held: Held = Vec::new();
@@ -583,7 +590,7 @@ mod tests {
             let mut silent_until = None;
             let mut held_count = 0;
             for (now, fault, scoped) in &events {
-                each_lines.extend(each.record(fault, *now));
+                each_lines.extend(each.record(fault, &strict(fault), *now));
                 let arrived_in = fault.origin.frame.unwrap_or(0);
                 if arrived_in != frame {
                     drain(&mut log, &mut held, frame);
@@ -599,7 +606,7 @@ mod tests {
                     continue;
                 }
                 drain(&mut log, &mut held, frame);
-                lines.extend(log.record(fault, *now));
+                lines.extend(log.record(fault, &strict(fault), *now));
                 if !scoped {
                     silent_until = log.silent_until();
                 }

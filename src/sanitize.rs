@@ -1,5 +1,6 @@
 //! Message truncation and sanitising for logs and telemetry.
 
+use crate::fault::Fault;
 use crate::str_search::contains;
 
 /// The longest message telemetry carries, in characters.
@@ -7,6 +8,41 @@ pub const TELEMETRY_MAX_CHARS: usize = 400;
 
 /// A sanitising step an application sets for telemetry.
 pub type Sanitizer = Box<dyn Fn(&str) -> String>;
+
+/// A fault as telemetry may see it: its message, object label and phase (and
+/// those of its related faults) passed through the application's sanitiser.
+/// Made before the fault log is touched, so that the sanitiser, code the
+/// library does not own, runs with nothing of the log lent; telemetry takes
+/// only this type, so an unsanitised fault cannot reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sanitized(Fault);
+
+impl Sanitized {
+    /// `fault` through `sanitize` (unchanged without one). The object label is
+    /// the one telemetry groups by: the fault's own, or the one its message
+    /// quotes, sanitised.
+    pub fn new(fault: &Fault, sanitize: Option<&dyn Fn(&str) -> String>) -> Self {
+        let mut clean = fault.clone();
+        if let Some(sanitize) = sanitize {
+            sanitize_in_place(&mut clean, sanitize);
+        }
+        Sanitized(clean)
+    }
+
+    /// The sanitised fault.
+    pub fn fault(&self) -> &Fault {
+        &self.0
+    }
+}
+
+fn sanitize_in_place(fault: &mut Fault, sanitize: &dyn Fn(&str) -> String) {
+    fault.origin.object = fault.object_label().map(|label| sanitize(&label));
+    fault.origin.phase = fault.origin.phase.as_deref().map(sanitize);
+    fault.message = sanitize(&fault.message);
+    for other in &mut fault.related {
+        sanitize_in_place(other, sanitize);
+    }
+}
 
 /// Cuts `text` to at most `max_chars` characters (never inside a character),
 /// ending with `…` when something was cut.
@@ -146,6 +182,29 @@ pub fn strict(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sanitized_fault_carries_no_raw_text_of_its_own_or_its_related() {
+        use crate::FaultKind;
+        let shout = |text: &str| text.to_uppercase();
+        let fault = Fault::new(FaultKind::Validation, "[Buffer \"ana\"] is bad")
+            .in_phase("upload")
+            .with_related(vec![
+                Fault::new(FaultKind::OutOfMemory, "no room").on_object("photo")
+            ]);
+        let clean = Sanitized::new(&fault, Some(&shout));
+        let seen = clean.fault();
+        // The label quoted in the message becomes the object label, sanitised.
+        assert_eq!(seen.origin.object.as_deref(), Some("ANA"));
+        assert_eq!(seen.origin.phase.as_deref(), Some("UPLOAD"));
+        assert_eq!(seen.message, "[BUFFER \"ANA\"] IS BAD");
+        assert_eq!(seen.related[0].message, "NO ROOM");
+        assert_eq!(seen.related[0].origin.object.as_deref(), Some("PHOTO"));
+        assert_eq!(seen.kind, fault.kind);
+        // The fault itself is left as it was, for the console.
+        assert_eq!(fault.origin.object, None);
+        assert_eq!(Sanitized::new(&fault, None).fault(), &fault);
+    }
 
     #[test]
     fn truncation_respects_characters_and_marks_the_cut() {

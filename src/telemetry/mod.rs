@@ -1,5 +1,7 @@
 //! Telemetry for GPU errors: grouped by kind and object label (never by message
-//! text, which differs between browsers), truncated, sanitised and rate-limited.
+//! text, which differs between browsers), truncated and rate-limited. What it
+//! is given is sanitised already ([`crate::sanitize::Sanitized`], made by the
+//! fault log's caller before the log is borrowed).
 //! [`outbox`] and [`otlp`] batch the groups for an HTTP collector (the browser's
 //! transport is `web::HttpSink`).
 
@@ -9,7 +11,7 @@ pub mod retry_after;
 
 use crate::fault::{label_in_message, FaultKind};
 use crate::rate_limit::{Admission, RateLimiter};
-use crate::sanitize::{truncate_chars, Sanitizer, TELEMETRY_MAX_CHARS};
+use crate::sanitize::{truncate_chars, TELEMETRY_MAX_CHARS};
 
 /// The longest label telemetry carries, in characters.
 pub const LABEL_MAX_CHARS: usize = 80;
@@ -161,12 +163,12 @@ pub struct GroupSummary {
     pub last_frame: Option<u64>,
 }
 
-/// Groups, sanitises and rate-limits events on their way to a sink.
+/// Groups, truncates and rate-limits events (sanitised already) on their way to
+/// a sink.
 pub struct Telemetry {
     /// Most recently hit first (a storm hits one group again and again).
     groups: Vec<GroupSummary>,
     limiter: RateLimiter,
-    sanitizer: Option<Sanitizer>,
     sent: u64,
     held_back: u64,
     sink_failures: u64,
@@ -194,21 +196,15 @@ impl Telemetry {
         Telemetry {
             groups: Vec::new(),
             limiter,
-            sanitizer: None,
             sent: 0,
             held_back: 0,
             sink_failures: 0,
         }
     }
 
-    /// Sets the sanitising step applied to every message before it is kept or sent.
-    pub fn set_sanitizer(&mut self, sanitizer: Option<Sanitizer>) {
-        self.sanitizer = sanitizer;
-    }
-
     /// Records one error and, when the limiter admits it, sends it to `sink`;
     /// one it holds back goes to [`TelemetrySink::held_back`]. The label is
-    /// sanitised like the message, and the group is keyed by the sanitised label.
+    /// truncated like the message, and the group is keyed by the truncated label.
     /// Returns whether an event was sent.
     pub fn record(&mut self, error: Observed<'_>, now_ms: f64, sink: &dyn TelemetrySink) -> bool {
         self.hit_group(error.kind, error.label, error.message);
@@ -275,13 +271,9 @@ impl Telemetry {
         }
     }
 
-    /// A label or phase as telemetry keeps it: sanitised, then truncated.
+    /// A label or phase as telemetry keeps it: truncated.
     fn clean_label(&self, label: &str) -> String {
-        let cleaned = match self.sanitizer.as_ref() {
-            Some(sanitize) => sanitize(label),
-            None => label.to_string(),
-        };
-        truncate_chars(&cleaned, LABEL_MAX_CHARS)
+        truncate_chars(label, LABEL_MAX_CHARS)
     }
 
     /// Until when every event is certain to be held back (see
@@ -290,18 +282,14 @@ impl Telemetry {
         self.limiter.silent_until()
     }
 
-    /// The message as telemetry keeps it: sanitised, then truncated.
+    /// The message as telemetry keeps it: truncated.
     fn clean(&self, message: &str) -> String {
-        let cleaned = match self.sanitizer.as_ref() {
-            Some(sanitize) => sanitize(message),
-            None => message.to_string(),
-        };
-        truncate_chars(&cleaned, TELEMETRY_MAX_CHARS)
+        truncate_chars(message, TELEMETRY_MAX_CHARS)
     }
 
     /// Finds (or adds) the group of an error and moves it first. `label` is the
     /// object label the library knows; without one, a label quoted in the message
-    /// is used. The group is keyed by the sanitised, truncated label; past
+    /// is used. The group is keyed by the truncated label; past
     /// [`MAX_GROUPS`], a new label goes to the kind's overflow group.
     fn hit_group(&mut self, kind: FaultKind, label: Option<&str>, message: &str) {
         let raw_label = label
@@ -323,7 +311,7 @@ impl Telemetry {
         let index = match known.or_else(|| find(&self.groups, &label)) {
             Some(index) => index,
             None => {
-                // The message is sanitised only when it is kept or sent: under a
+                // The message is copied only when it is kept or sent: under a
                 // storm most errors are neither.
                 let first_message = self.clean(message);
                 self.groups.push(GroupSummary {
@@ -452,24 +440,31 @@ mod tests {
     }
 
     #[test]
-    fn messages_are_sanitised_then_truncated_to_400() {
+    fn sanitised_messages_and_labels_are_truncated_before_they_are_kept() {
+        use crate::sanitize::{strict, Sanitized};
+        use crate::Fault;
         let mut t = Telemetry::default();
-        t.set_sanitizer(Some(Box::new(crate::sanitize::strict)));
         let sink = MemorySink::default();
-        let long = format!("[Texture \"secret\"] {}", "x".repeat(1000));
-        t.record(Observed::new(FaultKind::Internal, &long), 0.0, &sink);
+        let long = Fault::new(
+            FaultKind::Internal,
+            format!("[Texture \"secret\"] {}", "x".repeat(1000)),
+        );
+        let clean = Sanitized::new(&long, Some(&strict));
+        let label = clean.fault().label_for_grouping();
+        let record = |t: &mut Telemetry, label: Option<&str>, message: &str, at: f64| {
+            let error = Observed::new(FaultKind::Internal, message).on(label);
+            t.record(error, at, &sink)
+        };
+        record(&mut t, label.as_deref(), &clean.fault().message, 0.0);
         let event = &sink.events()[0];
         assert_eq!(event.message.chars().count(), 400);
         assert!(!event.message.contains("secret"));
-        // A label built from user data is sanitised before it keys a group.
-        t.record(
-            Observed::new(FaultKind::Validation, "bad").on(Some("upload:/home/ana/photo.png")),
-            1.0,
-            &sink,
-        );
+        // A label past its length is cut before it keys a group.
+        let long_label = "l".repeat(500);
+        record(&mut t, Some(&long_label), "bad", 1.0);
         let event = &sink.events()[1];
-        assert_eq!(event.label, "upload:…");
-        assert!(t.groups().iter().all(|g| !g.label.contains("ana")));
+        assert!(event.label.chars().count() < 500);
+        assert!(t.groups().iter().all(|g| g.label.chars().count() < 500));
     }
 
     #[test]

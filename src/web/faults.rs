@@ -22,7 +22,7 @@ use crate::fault_log::FaultStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::held::Held;
-use crate::sanitize::Sanitizer;
+use crate::sanitize::{Sanitized, Sanitizer};
 use crate::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
 use crate::web::js::{describe, now_ms};
 use crate::web::listener::EventListener;
@@ -198,29 +198,36 @@ impl TelemetrySink for Deferring {
 /// ```
 #[derive(Clone)]
 pub struct FaultSink {
-    log: Rc<RefCell<FaultLog>>,
+    shared: Rc<Shared>,
+}
+
+/// What every clone of a [`FaultSink`] shares.
+struct Shared {
+    log: RefCell<FaultLog>,
     /// What the log gave the telemetry sink, waiting for the log's borrow to end.
     outgoing: Rc<Held<Vec<Delivery>>>,
     /// The application's telemetry sink (the console's by default).
-    telemetry: Rc<Held<Option<Rc<dyn TelemetrySink>>>>,
+    telemetry: Held<Option<Rc<dyn TelemetrySink>>>,
+    /// The application's sanitiser, run before the log is borrowed.
+    sanitizer: Held<Option<Rc<Sanitizer>>>,
     /// Whether the queue is being delivered (a sink's report waits its turn).
-    delivering: Rc<Cell<bool>>,
+    delivering: Cell<bool>,
     /// Events the log counted as sent that the application's sink refused.
-    refused_sends: Rc<Cell<u64>>,
+    refused_sends: Cell<u64>,
     /// Held-back reports the application's sink refused.
-    refused_held: Rc<Cell<u64>>,
+    refused_held: Cell<u64>,
     frame: Rc<Cell<u64>>,
-    reentrant_failures: Rc<Cell<u64>>,
-    handler_us: Rc<Cell<f64>>,
-    last_uncaptured_frame: Rc<Cell<Option<u64>>>,
-    hunt: Rc<Cell<Hunt>>,
-    installed: Rc<Cell<u32>>,
+    reentrant_failures: Cell<u64>,
+    handler_us: Cell<f64>,
+    last_uncaptured_frame: Cell<Option<u64>>,
+    hunt: Cell<Hunt>,
+    installed: Cell<u32>,
     /// The listeners' held counts, by listener.
-    held: Rc<RefCell<Vec<(u32, UncapturedHooks)>>>,
+    held: RefCell<Vec<(u32, UncapturedHooks)>>,
     /// Counts that removed listeners could not hand over (the log was busy):
     /// `kind, first message, count` triples, read at the next chance.
     orphans: js_sys::Array,
-    next_listener: Rc<Cell<u32>>,
+    next_listener: Cell<u32>,
 }
 
 impl std::fmt::Debug for FaultSink {
@@ -239,24 +246,27 @@ impl FaultSink {
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
         let outgoing = Rc::new(Held::default());
         let console: Rc<dyn TelemetrySink> = Rc::new(ConsoleSink);
-        FaultSink {
-            log: Rc::new(RefCell::new(FaultLog::new(Box::new(Deferring(
-                outgoing.clone(),
-            ))))),
+        let log = FaultLog::new(Box::new(Deferring(outgoing.clone())));
+        let shared = Shared {
+            log: RefCell::new(log),
             outgoing,
-            telemetry: Rc::new(Held::new(Some(console))),
-            delivering: Rc::new(Cell::new(false)),
-            refused_sends: Rc::new(Cell::new(0)),
-            refused_held: Rc::new(Cell::new(0)),
+            telemetry: Held::new(Some(console)),
+            sanitizer: Held::new(None),
+            delivering: Cell::new(false),
+            refused_sends: Cell::new(0),
+            refused_held: Cell::new(0),
             frame,
-            reentrant_failures: Rc::new(Cell::new(0)),
-            handler_us: Rc::new(Cell::new(0.0)),
-            last_uncaptured_frame: Rc::new(Cell::new(None)),
-            hunt: Rc::new(Cell::new(Hunt::default())),
-            installed: Rc::new(Cell::new(0)),
-            held: Rc::new(RefCell::new(Vec::new())),
+            reentrant_failures: Cell::new(0),
+            handler_us: Cell::new(0.0),
+            last_uncaptured_frame: Cell::new(None),
+            hunt: Cell::new(Hunt::default()),
+            installed: Cell::new(0),
+            held: RefCell::new(Vec::new()),
             orphans: js_sys::Array::new(),
-            next_listener: Rc::new(Cell::new(0)),
+            next_listener: Cell::new(0),
+        };
+        FaultSink {
+            shared: Rc::new(shared),
         }
     }
 
@@ -267,7 +277,7 @@ impl FaultSink {
     /// listener could not hand over (the log was busy) go in first.
     pub fn drain_held(&self) {
         self.hand_over_orphans();
-        let hooks: Vec<UncapturedHooks> = match self.held.try_borrow() {
+        let hooks: Vec<UncapturedHooks> = match self.shared.held.try_borrow() {
             Ok(held) => held.iter().map(|(_, hooks)| hooks.clone()).collect(),
             Err(_) => return,
         };
@@ -280,12 +290,12 @@ impl FaultSink {
     /// current frame, if the log is free; what it cannot take stays for the next
     /// chance.
     fn hand_over_orphans(&self) {
-        let length = self.orphans.length();
-        if length < 3 || self.log.try_borrow_mut().is_err() {
+        let length = self.shared.orphans.length();
+        if length < 3 || self.shared.log.try_borrow_mut().is_err() {
             return;
         }
-        let entries = self.orphans.slice(0, length);
-        self.orphans.set_length(0);
+        let entries = self.shared.orphans.slice(0, length);
+        self.shared.orphans.set_length(0);
         let mut at = 0;
         while at + 3 <= length {
             let kind = entries.get(at).as_f64().unwrap_or(0.0) as u32;
@@ -294,7 +304,7 @@ impl FaultSink {
             if count > 0 && self.on_uncaptured(kind, message, count) < 0.0 {
                 // Busy again (a sanitizer at work): this group and the rest wait.
                 for rest in at..length {
-                    self.orphans.push(&entries.get(rest));
+                    self.shared.orphans.push(&entries.get(rest));
                 }
                 return;
             }
@@ -307,13 +317,13 @@ impl FaultSink {
     /// log is busy (a re-entrant call).
     fn drained_log(&self) -> Option<std::cell::Ref<'_, FaultLog>> {
         self.drain_held();
-        self.log.try_borrow().ok()
+        self.shared.log.try_borrow().ok()
     }
 
     /// As [`Self::drained_log`], to change it.
     fn drained_log_mut(&self) -> Option<std::cell::RefMut<'_, FaultLog>> {
         self.drain_held();
-        self.log.try_borrow_mut().ok()
+        self.shared.log.try_borrow_mut().ok()
     }
 
     /// Replaces the telemetry sink. It is called after the log's borrow ends
@@ -322,12 +332,12 @@ impl FaultSink {
     /// that does not catch) is counted as a failed send.
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         let sink: Rc<dyn TelemetrySink> = Rc::new(CatchingSink(sink));
-        self.telemetry.replace(Some(sink));
+        self.shared.telemetry.replace(Some(sink));
         // The log's own sink only queues; set again, it tells the new sink
         // the adapter.
         let told = self
             .drained_log_mut()
-            .map(|mut log| log.set_sink(Box::new(Deferring(self.outgoing.clone()))));
+            .map(|mut log| log.set_sink(Box::new(Deferring(self.shared.outgoing.clone()))));
         if told.is_some() {
             self.deliver();
         }
@@ -337,18 +347,20 @@ impl FaultSink {
     /// borrowed. A sink that reports meanwhile queues more, delivered by the
     /// same loop.
     fn deliver(&self) {
-        if self.delivering.replace(true) {
+        if self.shared.delivering.replace(true) {
             return;
         }
-        while let Some(batch) = self.outgoing.take().filter(|b| !b.is_empty()) {
-            let Some(Some(sink)) = self.telemetry.get() else {
+        while let Some(batch) = self.shared.outgoing.take().filter(|b| !b.is_empty()) {
+            let Some(Some(sink)) = self.shared.telemetry.get() else {
                 break;
             };
             for delivery in batch {
                 match delivery {
                     Delivery::Send(event) => {
                         if sink.send(&event).is_err() {
-                            self.refused_sends.set(self.refused_sends.get() + 1);
+                            self.shared
+                                .refused_sends
+                                .set(self.shared.refused_sends.get() + 1);
                         }
                     }
                     Delivery::HeldBack {
@@ -368,14 +380,16 @@ impl FaultSink {
                             count,
                         };
                         if sink.held_back(&held).is_err() {
-                            self.refused_held.set(self.refused_held.get() + 1);
+                            self.shared
+                                .refused_held
+                                .set(self.shared.refused_held.get() + 1);
                         }
                     }
                     Delivery::Adapter(adapter) => sink.adapter(&adapter),
                 }
             }
         }
-        self.delivering.set(false);
+        self.shared.delivering.set(false);
     }
 
     /// Tells the telemetry sink which adapter the errors come from (the runtime
@@ -389,10 +403,11 @@ impl FaultSink {
         }
     }
 
-    /// Sets the sanitising step applied to telemetry messages and labels (what
-    /// the listeners hold goes in under the old one). It is called through the
-    /// trampoline: one that throws through WebAssembly yields a placeholder
-    /// (never the raw text) and leaves the log as it was.
+    /// Sets the sanitising step applied to telemetry messages, labels and
+    /// phases (what the listeners hold goes in under the old one). It runs
+    /// before the log is borrowed (one that reports into this fault sink is
+    /// heard), through the trampoline: one that throws through WebAssembly
+    /// yields a placeholder (never the raw text) and leaves the log as it was.
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
         let sanitizer = sanitizer.map(|sanitize| -> Sanitizer {
             Box::new(move |text: &str| {
@@ -403,20 +418,30 @@ impl FaultSink {
                 }
             })
         });
-        if let Some(mut log) = self.drained_log_mut() {
-            log.set_sanitizer(sanitizer);
-        }
+        self.drain_held();
+        self.shared.sanitizer.replace(sanitizer.map(Rc::new));
+    }
+
+    /// `fault` as telemetry may see it, sanitised with nothing lent.
+    fn sanitized(&self, fault: &Fault) -> Sanitized {
+        let sanitizer = self.shared.sanitizer.get().flatten();
+        Sanitized::new(
+            fault,
+            sanitizer
+                .as_deref()
+                .map(|s| &**s as &dyn Fn(&str) -> String),
+        )
     }
 
     /// The counters.
     pub fn stats(&self) -> FaultStats {
         let mut stats = self.drained_log().map(|l| l.stats()).unwrap_or_default();
         // Sends the log counted, refused by the application's sink after it.
-        let refused = self.refused_sends.get();
+        let refused = self.shared.refused_sends.get();
         stats.telemetry_sent = stats.telemetry_sent.saturating_sub(refused);
-        stats.sink_failures += refused + self.refused_held.get();
-        stats.handler_failures += self.reentrant_failures.get();
-        stats.handler_us = self.handler_us.get() as u64;
+        stats.sink_failures += refused + self.shared.refused_held.get();
+        stats.handler_failures += self.shared.reentrant_failures.get();
+        stats.handler_us = self.shared.handler_us.get() as u64;
         stats
     }
 
@@ -434,7 +459,7 @@ impl FaultSink {
 
     /// The frame number uncaptured errors are tagged with.
     pub fn frame(&self) -> u64 {
-        self.frame.get()
+        self.shared.frame.get()
     }
 
     /// Sets the frame number, handing over first what the listeners hold (so
@@ -442,34 +467,34 @@ impl FaultSink {
     /// frame through this or [`crate::web::Guard::set_frame`], not through
     /// the cell given to [`FaultSink::new`].
     pub fn set_frame(&self, frame: u64) {
-        if frame != self.frame.get() {
+        if frame != self.shared.frame.get() {
             self.drain_held();
         }
-        self.frame.set(frame);
+        self.shared.frame.set(frame);
     }
 
     /// The frame during which the last uncaptured error arrived, if any.
     pub fn last_uncaptured_frame(&self) -> Option<u64> {
-        self.last_uncaptured_frame.get()
+        self.shared.last_uncaptured_frame.get()
     }
 
     /// Whether every frame is being scoped after an error, and since when (see
     /// [`Hunt`]).
     pub fn hunt(&self) -> Hunt {
-        self.hunt.get()
+        self.shared.hunt.get()
     }
 
     /// Records an error a frame's own scope caught in frame `frame`.
     pub(crate) fn note_frame_catch(&self, frame: u64) {
-        let mut hunt = self.hunt.get();
+        let mut hunt = self.shared.hunt.get();
         hunt.caught_in_frame(frame);
-        self.hunt.set(hunt);
+        self.shared.hunt.set(hunt);
     }
 
     /// Whether the `uncapturederror` listener is installed on some device: without
     /// it, an error outside a scope reaches nobody, so every frame is scoped.
     pub fn is_installed(&self) -> bool {
-        self.installed.get() > 0
+        self.shared.installed.get() > 0
     }
 
     /// Reports `fault` unless it was reported already; returns it marked as
@@ -515,8 +540,11 @@ impl FaultSink {
     }
 
     fn record(&self, fault: &Fault) {
+        // What the listeners hold arrived before it: in first.
+        self.drain_held();
+        let clean = self.sanitized(fault);
         let line = match self.drained_log_mut() {
-            Some(mut log) => log.record(fault, now_ms()),
+            Some(mut log) => log.record(fault, &clean, now_ms()),
             None => return self.count_reentrant(),
         };
         write(line);
@@ -524,8 +552,9 @@ impl FaultSink {
     }
 
     fn count_reentrant(&self) {
-        self.reentrant_failures
-            .set(self.reentrant_failures.get() + 1);
+        self.shared
+            .reentrant_failures
+            .set(self.shared.reentrant_failures.get() + 1);
     }
 
     /// Installs the `uncapturederror` listener on `device`; removed when the guard
@@ -540,18 +569,18 @@ impl FaultSink {
         // classifies the error, then makes one call into WebAssembly with the
         // kind and the message; while the log is silent it only counts (a storm
         // brings a thousand events a second).
-        let hooks = uncaptured_hooks(handler.as_ref().unchecked_ref(), &self.orphans);
+        let hooks = uncaptured_hooks(handler.as_ref().unchecked_ref(), &self.shared.orphans);
         let listener =
             EventListener::with_function(device, "uncapturederror", hooks.listener()).ok();
         let installed = listener.is_some();
         if !installed {
             log::error("could not install the uncapturederror listener");
         }
-        let id = self.next_listener.get();
-        self.next_listener.set(id.wrapping_add(1));
+        let id = self.shared.next_listener.get();
+        self.shared.next_listener.set(id.wrapping_add(1));
         if installed {
-            self.installed.set(self.installed.get() + 1);
-            if let Ok(mut held) = self.held.try_borrow_mut() {
+            self.shared.installed.set(self.shared.installed.get() + 1);
+            if let Ok(mut held) = self.shared.held.try_borrow_mut() {
                 held.push((id, hooks.clone()));
             }
         }
@@ -585,30 +614,31 @@ impl FaultSink {
         };
         // Held counts the log cannot take now stay where they are held,
         // untouched (nothing about them is recorded twice).
-        if held > 0 && self.log.try_borrow_mut().is_err() {
+        if held > 0 && self.shared.log.try_borrow_mut().is_err() {
             return -1.0;
         }
-        let frame = self.frame.get();
-        self.last_uncaptured_frame.set(Some(frame));
-        let mut hunt = self.hunt.get();
+        let frame = self.shared.frame.get();
+        self.shared.last_uncaptured_frame.set(Some(frame));
+        let mut hunt = self.shared.hunt.get();
         hunt.uncaptured(frame);
-        self.hunt.set(hunt);
+        self.shared.hunt.set(hunt);
         let mut fault = Fault::without_hint(kind, message).in_frame(frame);
         // Uncaptured errors carry no origin: the message is all there is, and
         // only some engines quote the label in it.
         if let Some(label) = label_in_message(&fault.message) {
             fault = fault.on_object(label);
         }
+        let clean = self.sanitized(&fault);
         // The log itself, not `drained_log_mut`: this is where held counts go in.
-        let silent_until = match self.log.try_borrow_mut() {
+        let silent_until = match self.shared.log.try_borrow_mut() {
             Ok(mut log) if held > 0 => {
-                log.record_held(&fault, u64::from(held));
+                log.record_held(&fault, &clean, u64::from(held));
                 drop(log);
                 self.deliver();
                 0.0
             }
             Ok(mut log) => {
-                let line = log.record(&fault, started);
+                let line = log.record(&fault, &clean, started);
                 let silent_until = log.silent_until().unwrap_or(0.0);
                 drop(log);
                 write(line);
@@ -622,8 +652,9 @@ impl FaultSink {
                 0.0
             }
         };
-        self.handler_us
-            .set(self.handler_us.get() + (now_ms() - started) * 1000.0);
+        self.shared
+            .handler_us
+            .set(self.shared.handler_us.get() + (now_ms() - started) * 1000.0);
         silent_until
     }
 }
@@ -677,8 +708,10 @@ impl Drop for UncapturedListener {
         let orphaned = self.hooks.close();
         let net = &self.net;
         if self.installed {
-            net.installed.set(net.installed.get().saturating_sub(1));
-            if let Ok(mut held) = net.held.try_borrow_mut() {
+            net.shared
+                .installed
+                .set(net.shared.installed.get().saturating_sub(1));
+            if let Ok(mut held) = net.shared.held.try_borrow_mut() {
                 held.retain(|(id, _)| *id != self.id);
             }
         }
