@@ -1346,14 +1346,15 @@ async fn code_the_runtime_calls_can_call_back_into_it_from_everywhere() {
             poke(&self.me, &self.pokes, "build");
             if self.fail_build.get() {
                 let d = &gpu.device;
-                d.phase("poking-invalid", || {
-                    d.create_buffer(
-                        "poking-invalid-buffer",
-                        256,
-                        BufferUsages::MAP_READ | BufferUsages::STORAGE,
-                    )
-                })
-                .await?;
+                let _never_made = d
+                    .phase("poking-invalid", || {
+                        d.create_buffer(
+                            "poking-invalid-buffer",
+                            256,
+                            BufferUsages::MAP_READ | BufferUsages::STORAGE,
+                        )
+                    })
+                    .await?;
             }
             Ok(PokingResources {
                 me: self.me.clone(),

@@ -678,7 +678,7 @@ async fn a_lost_device_pop_is_not_mistaken_for_success() {
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "on-a-dead-device");
     let popped = scope.pop().await;
-    assert!(popped.faults.is_empty(), "a lost device reports nothing");
+    assert!(popped.faults().is_empty(), "a lost device reports nothing");
     assert!(popped.device_lost);
     assert!(!popped.is_clean());
     let phase = d.phase("dead", || Ok(())).await.unwrap_err();
@@ -2078,7 +2078,7 @@ async fn the_liveness_probe_never_leaks_as_a_fault_whatever_the_engine_s_wording
     ] {
         let clean = ScopeSet::push(&d, filters).pop().await;
         assert!(clean.is_clean(), "{filters:?}: {clean:?}");
-        assert!(clean.faults.is_empty(), "{filters:?}: {clean:?}");
+        assert!(clean.faults().is_empty(), "{filters:?}: {clean:?}");
     }
     assert!(d.confirm_alive().await);
     assert_eq!(d.phase("clean-phase", || Ok(7)).await.ok(), Some(7));
@@ -2098,8 +2098,8 @@ async fn the_liveness_probe_never_leaks_as_a_fault_whatever_the_engine_s_wording
     bad_buffer(&d, "the-real-error");
     let outcome = scope.pop().await;
     assert!(!outcome.device_lost, "{outcome:?}");
-    assert_eq!(outcome.faults.len(), 1, "{outcome:?}");
-    assert_eq!(outcome.faults[0].kind, FaultKind::Validation);
+    assert_eq!(outcome.faults().len(), 1, "{outcome:?}");
+    assert_eq!(outcome.faults()[0].kind, FaultKind::Validation);
     // Per-call pops settled with their phase: one fault, the bad call's.
     d.set_level(DiagnosticsLevel::PerCall);
     let result = d
@@ -2132,7 +2132,7 @@ async fn the_liveness_probe_never_leaks_as_a_fault_whatever_the_engine_s_wording
     d.destroy();
     let outcome = scopes.pop().await;
     assert!(outcome.device_lost, "{outcome:?}");
-    assert!(outcome.faults.is_empty(), "{outcome:?}");
+    assert!(outcome.faults().is_empty(), "{outcome:?}");
     let d = device().await;
     let result = d
         .phase("loses-its-device", || {
@@ -2293,10 +2293,10 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "awaited-and-forwarded");
     let outcome = scope.pop().await;
-    for fault in &outcome.faults {
+    for fault in outcome.faults() {
         net.report_ref(fault);
     }
-    let returned = net.report(outcome.faults[0].clone());
+    let returned = net.report(outcome.faults()[0].clone());
     assert!(returned.is_reported());
     drop(outcome);
     assert_eq!(net.stats().validation, 2, "{:?}", net.recent_lines());
@@ -2307,7 +2307,7 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
     let scope = ScopeSet::push(&d, &[Filter::Validation]);
     bad_buffer(&d, "awaited-by-wait-all");
     let outcomes = wait_all(vec![scope.close()]).await;
-    assert_eq!(outcomes[0].faults.len(), 1);
+    assert_eq!(outcomes[0].faults().len(), 1);
     drop(outcomes);
     assert_eq!(net.stats().validation, 4, "{:?}", net.recent_lines());
     // Taken with `into_fault`: the caller's, to return as `Err` (the runtime
@@ -2331,6 +2331,15 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
     settle().await;
     assert_eq!(net.stats().validation, 6, "{:?}", net.recent_lines());
     assert_eq!(net.stats().total_errors(), 6, "{:?}", net.recent_lines());
+    // Batched with a pop without a push (whose rejection a test reads as its
+    // answer): each outcome owns its own faults, the application's included.
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "batched-with-an-unmatched-pop");
+    let outcomes = wait_all(vec![scope.close(), pop_unmatched(&d)]).await;
+    assert_eq!(outcomes[1].faults()[0].kind, FaultKind::ScopeStack);
+    drop(outcomes);
+    let stats = net.stats();
+    assert_eq!((stats.validation, stats.other), (7, 1), "{stats:?}");
     assert_stack_balanced(&d).await;
 }
 

@@ -7,10 +7,10 @@
 //! the console and the listener).
 //!
 //! A panic cannot be caught in WebAssembly, so the handler is written to have none
-//! (no `unwrap`, no indexing, `try_borrow_mut`); an error from a telemetry sink (a
+//! (no `unwrap`, no indexing, state lent only through `Held`); an error from a telemetry sink (a
 //! JavaScript sink that throws, or a Rust sink returning `Err`) is caught and counted.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -203,7 +203,9 @@ pub struct FaultSink {
 
 /// What every clone of a [`FaultSink`] shares.
 struct Shared {
-    log: RefCell<FaultLog>,
+    /// Lent only to the log's own calls, which run no code the library does
+    /// not own (the sanitiser runs before, the telemetry sink after).
+    log: Held<FaultLog>,
     /// What the log gave the telemetry sink, waiting for the log's borrow to end.
     outgoing: Rc<Held<Vec<Delivery>>>,
     /// The application's telemetry sink (the console's by default).
@@ -223,7 +225,7 @@ struct Shared {
     hunt: Cell<Hunt>,
     installed: Cell<u32>,
     /// The listeners' held counts, by listener.
-    held: RefCell<Vec<(u32, UncapturedHooks)>>,
+    held: Held<Vec<(u32, UncapturedHooks)>>,
     /// Counts that removed listeners could not hand over (the log was busy):
     /// `kind, first message, count` triples, read at the next chance.
     orphans: js_sys::Array,
@@ -248,7 +250,7 @@ impl FaultSink {
         let console: Rc<dyn TelemetrySink> = Rc::new(ConsoleSink);
         let log = FaultLog::new(Box::new(Deferring(outgoing.clone())));
         let shared = Shared {
-            log: RefCell::new(log),
+            log: Held::new(log),
             outgoing,
             telemetry: Held::new(Some(console)),
             sanitizer: Held::new(None),
@@ -261,7 +263,7 @@ impl FaultSink {
             last_uncaptured_frame: Cell::new(None),
             hunt: Cell::new(Hunt::default()),
             installed: Cell::new(0),
-            held: RefCell::new(Vec::new()),
+            held: Held::default(),
             orphans: js_sys::Array::new(),
             next_listener: Cell::new(0),
         };
@@ -277,10 +279,13 @@ impl FaultSink {
     /// listener could not hand over (the log was busy) go in first.
     pub fn drain_held(&self) {
         self.hand_over_orphans();
-        let hooks: Vec<UncapturedHooks> = match self.shared.held.try_borrow() {
-            Ok(held) => held.iter().map(|(_, hooks)| hooks.clone()).collect(),
-            Err(_) => return,
-        };
+        let hooks = self
+            .shared
+            .held
+            .with(|held| -> Vec<UncapturedHooks> {
+                held.iter().map(|(_, hooks)| hooks.clone()).collect()
+            })
+            .unwrap_or_default();
         for hooks in hooks {
             hooks.drain();
         }
@@ -291,7 +296,7 @@ impl FaultSink {
     /// chance.
     fn hand_over_orphans(&self) {
         let length = self.shared.orphans.length();
-        if length < 3 || self.shared.log.try_borrow_mut().is_err() {
+        if length < 3 {
             return;
         }
         let entries = self.shared.orphans.slice(0, length);
@@ -312,18 +317,12 @@ impl FaultSink {
         }
     }
 
-    /// The log, once the listeners have handed over what they hold (it arrived
-    /// before whatever the caller is about to read or record). `None` while the
-    /// log is busy (a re-entrant call).
-    fn drained_log(&self) -> Option<std::cell::Ref<'_, FaultLog>> {
+    /// Lends the log to `f`, once the listeners have handed over what they hold
+    /// (it arrived before whatever the caller is about to read or record).
+    /// `None` if the log is lent already, which is a bug the `Held` records.
+    fn with_log<R>(&self, f: impl FnOnce(&mut FaultLog) -> R) -> Option<R> {
         self.drain_held();
-        self.shared.log.try_borrow().ok()
-    }
-
-    /// As [`Self::drained_log`], to change it.
-    fn drained_log_mut(&self) -> Option<std::cell::RefMut<'_, FaultLog>> {
-        self.drain_held();
-        self.shared.log.try_borrow_mut().ok()
+        self.shared.log.with(f)
     }
 
     /// Replaces the telemetry sink. It is called after the log's borrow ends
@@ -335,9 +334,8 @@ impl FaultSink {
         self.shared.telemetry.replace(Some(sink));
         // The log's own sink only queues; set again, it tells the new sink
         // the adapter.
-        let told = self
-            .drained_log_mut()
-            .map(|mut log| log.set_sink(Box::new(Deferring(self.shared.outgoing.clone()))));
+        let told =
+            self.with_log(|log| log.set_sink(Box::new(Deferring(self.shared.outgoing.clone()))));
         if told.is_some() {
             self.deliver();
         }
@@ -395,9 +393,7 @@ impl FaultSink {
     /// Tells the telemetry sink which adapter the errors come from (the runtime
     /// does it each time a device comes up).
     pub fn set_adapter(&self, adapter: &str) {
-        let told = self
-            .drained_log_mut()
-            .map(|mut log| log.set_adapter(adapter));
+        let told = self.with_log(|log| log.set_adapter(adapter));
         if told.is_some() {
             self.deliver();
         }
@@ -435,7 +431,7 @@ impl FaultSink {
 
     /// The counters.
     pub fn stats(&self) -> FaultStats {
-        let mut stats = self.drained_log().map(|l| l.stats()).unwrap_or_default();
+        let mut stats = self.with_log(|l| l.stats()).unwrap_or_default();
         // Sends the log counted, refused by the application's sink after it.
         let refused = self.shared.refused_sends.get();
         stats.telemetry_sent = stats.telemetry_sent.saturating_sub(refused);
@@ -447,14 +443,12 @@ impl FaultSink {
 
     /// The last lines written (at most 64), oldest first.
     pub fn recent_lines(&self) -> Vec<String> {
-        self.drained_log()
-            .map(|l| l.recent_lines())
-            .unwrap_or_default()
+        self.with_log(|l| l.recent_lines()).unwrap_or_default()
     }
 
     /// Telemetry groups (kind, sanitised label) seen so far.
     pub fn groups(&self) -> Vec<GroupSummary> {
-        self.drained_log().map(|l| l.groups()).unwrap_or_default()
+        self.with_log(|l| l.groups()).unwrap_or_default()
     }
 
     /// The frame number uncaptured errors are tagged with.
@@ -521,8 +515,8 @@ impl FaultSink {
 
     /// Writes a shader compiler warning through the same limiter (counted apart).
     pub fn warn(&self, text: &str) {
-        let line = match self.drained_log_mut() {
-            Some(mut log) => log.record_warning(text, now_ms()),
+        let line = match self.with_log(|log| log.record_warning(text, now_ms())) {
+            Some(line) => line,
             None => return self.count_reentrant(),
         };
         write(line);
@@ -531,8 +525,8 @@ impl FaultSink {
 
     /// Writes a note (a device running again, a retry) through the same limiter.
     pub fn note(&self, text: &str) {
-        let line = match self.drained_log_mut() {
-            Some(mut log) => log.record_note(text, now_ms()),
+        let line = match self.with_log(|log| log.record_note(text, now_ms())) {
+            Some(line) => line,
             None => return self.count_reentrant(),
         };
         write(line);
@@ -543,8 +537,8 @@ impl FaultSink {
         // What the listeners hold arrived before it: in first.
         self.drain_held();
         let clean = self.sanitized(fault);
-        let line = match self.drained_log_mut() {
-            Some(mut log) => log.record(fault, &clean, now_ms()),
+        let line = match self.with_log(|log| log.record(fault, &clean, now_ms())) {
+            Some(line) => line,
             None => return self.count_reentrant(),
         };
         write(line);
@@ -580,9 +574,7 @@ impl FaultSink {
         self.shared.next_listener.set(id.wrapping_add(1));
         if installed {
             self.shared.installed.set(self.shared.installed.get() + 1);
-            if let Ok(mut held) = self.shared.held.try_borrow_mut() {
-                held.push((id, hooks.clone()));
-            }
+            self.shared.held.with(|held| held.push((id, hooks.clone())));
         }
         UncapturedListener {
             listener,
@@ -612,11 +604,6 @@ impl FaultSink {
                 return 0.0;
             }
         };
-        // Held counts the log cannot take now stay where they are held,
-        // untouched (nothing about them is recorded twice).
-        if held > 0 && self.shared.log.try_borrow_mut().is_err() {
-            return -1.0;
-        }
         let frame = self.shared.frame.get();
         self.shared.last_uncaptured_frame.set(Some(frame));
         let mut hunt = self.shared.hunt.get();
@@ -629,25 +616,26 @@ impl FaultSink {
             fault = fault.on_object(label);
         }
         let clean = self.sanitized(&fault);
-        // The log itself, not `drained_log_mut`: this is where held counts go in.
-        let silent_until = match self.shared.log.try_borrow_mut() {
-            Ok(mut log) if held > 0 => {
+        // The log itself, not `with_log`: this is where held counts go in.
+        let recorded = self.shared.log.with(|log| {
+            if held > 0 {
                 log.record_held(&fault, &clean, u64::from(held));
-                drop(log);
-                self.deliver();
-                0.0
-            }
-            Ok(mut log) => {
+                (None, 0.0)
+            } else {
                 let line = log.record(&fault, &clean, started);
-                let silent_until = log.silent_until().unwrap_or(0.0);
-                drop(log);
+                (line, log.silent_until().unwrap_or(0.0))
+            }
+        });
+        let silent_until = match recorded {
+            Some((line, silent_until)) => {
                 write(line);
                 self.deliver();
                 silent_until
             }
-            // Held counts stay where they are held until the log is free again.
-            Err(_) if held > 0 => return -1.0,
-            Err(_) => {
+            // Lent already (a bug, which the `Held` recorded): held counts stay
+            // where they are held.
+            None if held > 0 => return -1.0,
+            None => {
                 self.count_reentrant();
                 0.0
             }
@@ -711,9 +699,9 @@ impl Drop for UncapturedListener {
             net.shared
                 .installed
                 .set(net.shared.installed.get().saturating_sub(1));
-            if let Ok(mut held) = net.shared.held.try_borrow_mut() {
-                held.retain(|(id, _)| *id != self.id);
-            }
+            net.shared
+                .held
+                .with(|held| held.retain(|(id, _)| *id != self.id));
         }
         if orphaned {
             let net = net.clone();

@@ -4,7 +4,7 @@
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
 use crate::web::guard::DiagnosticsLevel;
-use crate::web::scope::{tag_fault, wait_all, Filter, ScopeSet};
+use crate::web::scope::{tag_fault, wait_all, Filter, ScopeOutcome, ScopeSet};
 
 impl GuardedDevice {
     /// Whether the device is alive, known for certain: one round trip through the
@@ -70,8 +70,8 @@ impl GuardedDevice {
         faults.extend(
             outcomes
                 .into_iter()
-                .flat_map(|o| o.faults)
-                .chain(phase_outcome.faults)
+                .flat_map(ScopeOutcome::take_faults)
+                .chain(phase_outcome.take_faults())
                 .map(|f| self.attribute(tag_fault(f, &origin))),
         );
         if outermost {

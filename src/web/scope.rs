@@ -13,10 +13,12 @@
 //! nothing: the pops settle anyway, what they caught goes to the fault sink and
 //! a device found lost is marked lost.
 //!
-//! What an awaited set caught reaches the fault sink by itself too, once: the
-//! [`ScopeOutcome`] hands it over when dropped, unless the caller took it with
-//! [`ScopeOutcome::into_fault`] (see there). The library's own waits (phases,
-//! shader creation) report what they catch themselves, as one fault.
+//! One rule for reporting: every fault a pop catches has one owner, the
+//! [`ScopeOutcome`] its settle made, whether the pops were awaited, detached,
+//! dropped or cancelled. The outcome hands it to the fault sink, once, when it
+//! is dropped, unless the caller took it with [`ScopeOutcome::into_fault`] (see
+//! there); the library's own waits (phases, shader creation) take it that way
+//! and report one fault naming the phase or module.
 //!
 //! Phases, frames, per-call tracking, the out-of-memory ladder and shader creation
 //! all use it. Pushing and popping happen in one JavaScript call each and never
@@ -50,7 +52,7 @@ use web_sys::GpuError;
 
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::classify::to_fault;
-use crate::web::faults::FaultSink;
+use crate::web::faults::{mark_reported, FaultSink};
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
 
@@ -227,14 +229,8 @@ impl ScopeSet {
 
     /// Pops every scope now, then issues the liveness probe in a validation
     /// scope of its own: for pops about to be awaited.
-    ///
-    /// For the library's own waits (phases, shader creation), which hand what
-    /// the pops catch to the fault sink themselves: their outcomes owe it
-    /// nothing (see `PendingPops::forwarded`).
     pub(crate) fn close_probed(self) -> PendingPops {
-        let mut pops = self.close_with(true);
-        pops.forwarded = true;
-        pops
+        self.close_with(true)
     }
 
     fn close_with(mut self, probe: bool) -> PendingPops {
@@ -292,12 +288,6 @@ pub struct PendingPops {
     probed: bool,
     /// Whether a settle has taken the pops (dropped before that, they detach).
     taken: bool,
-    /// Whether whoever awaits the pops hands what they catch to the fault sink
-    /// itself: the library's own waits (a phase with the per-call pops it
-    /// collected, shader creation) and [`pop_unmatched`] (whose rejection is its
-    /// answer). A wait holding such a set hands back outcomes that owe the
-    /// fault sink nothing.
-    forwarded: bool,
 }
 
 thread_local! {
@@ -325,7 +315,6 @@ impl PendingPops {
             sequence: next_sequence(),
             probed,
             taken: false,
-            forwarded: false,
         }
     }
 
@@ -338,26 +327,12 @@ impl PendingPops {
             .unwrap_or_else(ScopeOutcome::empty)
     }
 
-    /// Lets the pops settle on their own; what they caught goes to the fault sink.
+    /// Lets the pops settle on their own (without the liveness probe: nothing is
+    /// concluded from a null here); what they caught goes to the fault sink, its
+    /// outcome dropped unread.
     pub fn detach(self) {
-        let net = self.device.guard().faults().clone();
-        detach_to(net, async move {
-            settle(vec![self], false)
-                .await
-                .into_iter()
-                .flat_map(|outcome| outcome.faults)
-                .collect()
-        });
-    }
-
-    /// Lets the pops settle on their own and hands the outcome to `then` (without
-    /// the liveness probe: nothing is concluded from a null here).
-    pub fn detach_with(self, then: impl FnOnce(ScopeOutcome) + 'static) {
         wasm_bindgen_futures::spawn_local(async move {
-            let outcomes = settle(vec![self], false).await;
-            if let Some(outcome) = outcomes.into_iter().next() {
-                then(outcome);
-            }
+            drop(settle(vec![self], false).await);
         });
     }
 }
@@ -378,7 +353,6 @@ impl Drop for PendingPops {
             sequence: self.sequence,
             probed: self.probed,
             taken: false,
-            forwarded: self.forwarded,
         }
         .detach();
     }
@@ -402,61 +376,54 @@ pub(crate) fn detach_to(
 
 /// What one set of pops caught.
 ///
-/// An outcome awaited through [`ScopeSet::pop`], [`PendingPops::wait`] or
-/// [`wait_all`] owes what it caught to the device's fault sink and hands it
-/// over by itself, once, when it is dropped: nobody has to forward it. Its
-/// `faults` are marked reported meanwhile, so that a caller who forwards them
-/// as well (reports them, returns one as `Err`) does not count them twice.
-/// Only [`ScopeOutcome::into_fault`] takes them out of that duty: the fault it
-/// returns is the caller's. The library's own waits (phases, shader creation)
-/// report what they catch themselves, as one fault naming the phase or module.
+/// An outcome owns what it caught: the one owner of those faults' report. It
+/// hands them to the device's fault sink by itself, once, when it is dropped:
+/// nobody has to forward them. What [`ScopeOutcome::faults`] shows is marked
+/// reported meanwhile (the report is the outcome's), so that a caller who
+/// forwards a copy as well (reports it, returns it as `Err`) does not count it
+/// twice. Only [`ScopeOutcome::into_fault`] moves the faults to the caller: the
+/// fault it returns is then the caller's to return as `Err` or to report. The
+/// library's own waits (phases, shader creation) take them that way and report
+/// one fault naming the phase or module.
 #[must_use = "what the scopes caught goes to the fault sink when the outcome is dropped: read it first"]
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct ScopeOutcome {
     /// The errors caught (at most one per filter, in push order) and the
     /// rejected pops ([`FaultKind::ScopeStack`]), tagged with the set's origin.
-    pub faults: Vec<Fault>,
+    faults: Vec<Fault>,
     /// Whether the device was lost by the time the pops were answered: a lost
     /// device's pops resolve to null, which is then *not* a sign of success.
     pub device_lost: bool,
-    /// What the outcome still owes the fault sink.
-    owed: Owed,
+    /// The fault sink the faults go to when the outcome is dropped; `None`
+    /// once they were taken, with nothing caught, and for a clone (the
+    /// original reports).
+    owner: Option<FaultSink>,
 }
 
-/// The faults an awaited outcome owes its fault sink, handed over when it is
-/// dropped. A clone owes nothing (the original does), and outcomes compare
-/// equal whatever they owe.
-#[derive(Default)]
-struct Owed(Option<(FaultSink, Vec<Fault>)>);
-
-impl Clone for Owed {
+impl Clone for ScopeOutcome {
     fn clone(&self) -> Self {
-        Owed(None)
-    }
-}
-
-impl PartialEq for Owed {
-    fn eq(&self, _: &Owed) -> bool {
-        true
-    }
-}
-
-impl Eq for Owed {}
-
-impl std::fmt::Debug for Owed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
-            Some((_, faults)) => write!(f, "owes the fault sink {}", faults.len()),
-            None => f.write_str("owes nothing"),
+        ScopeOutcome {
+            faults: self.faults.clone(),
+            device_lost: self.device_lost,
+            owner: None,
         }
     }
 }
 
-impl Drop for Owed {
+impl PartialEq for ScopeOutcome {
+    /// Outcomes compare by what they caught, whoever reports it.
+    fn eq(&self, other: &ScopeOutcome) -> bool {
+        self.faults == other.faults && self.device_lost == other.device_lost
+    }
+}
+
+impl Eq for ScopeOutcome {}
+
+impl Drop for ScopeOutcome {
     fn drop(&mut self) {
-        if let Some((net, faults)) = self.0.take() {
-            for fault in &faults {
-                net.report_ref(fault);
+        if let Some(net) = self.owner.take() {
+            for fault in std::mem::take(&mut self.faults) {
+                net.report_ref(&unreported(fault));
             }
         }
     }
@@ -479,25 +446,35 @@ impl ScopeOutcome {
         ScopeOutcome::default()
     }
 
-    /// Makes the outcome owe what it caught to `net`, handed over when it is
-    /// dropped (an awaited outcome that nobody forwards); its faults are marked
-    /// reported meanwhile.
-    fn owed_to(mut self, net: &FaultSink) -> Self {
-        if !self.faults.is_empty() {
-            self.owed = Owed(Some((net.clone(), self.faults.clone())));
-            self.faults = std::mem::take(&mut self.faults)
-                .into_iter()
-                .map(Fault::mark_reported)
-                .collect();
+    /// An outcome owning `faults`, reported to `net` when it is dropped.
+    fn owning(faults: Vec<Fault>, device_lost: bool, net: &FaultSink) -> Self {
+        let owner = (!faults.is_empty()).then(|| net.clone());
+        let faults = match owner {
+            Some(_) => faults.into_iter().map(mark_reported).collect(),
+            None => faults,
+        };
+        ScopeOutcome {
+            faults,
+            device_lost,
+            owner,
         }
-        self
     }
 
-    /// Hands every fault caught to `net` (what nobody awaits goes there).
-    fn report_to(&self, net: &FaultSink) {
-        for fault in &self.faults {
-            net.report_ref(fault);
-        }
+    /// The errors caught (at most one per filter, in push order) and the
+    /// rejected pops ([`FaultKind::ScopeStack`]), tagged with the set's origin;
+    /// marked reported while the outcome owns their report.
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+
+    /// Takes the faults out of the outcome's duty: the caller's from here, not
+    /// marked reported.
+    pub(crate) fn take_faults(mut self) -> Vec<Fault> {
+        self.owner = None;
+        std::mem::take(&mut self.faults)
+            .into_iter()
+            .map(unreported)
+            .collect()
     }
 
     /// `true` only when nothing was caught and the device is known to be alive.
@@ -520,15 +497,11 @@ impl ScopeOutcome {
     /// ladder takes them this way: a size that does not fit is a warning, not an
     /// error, when a smaller one does.)
     #[must_use = "the fault is the caller's: return it as `Err` or report it"]
-    pub fn into_fault(mut self) -> Option<Fault> {
-        if self.owed.0.take().is_some() {
-            self.faults = std::mem::take(&mut self.faults)
-                .into_iter()
-                .map(unreported)
-                .collect();
-        }
-        if self.device_lost {
-            self.faults.insert(
+    pub fn into_fault(self) -> Option<Fault> {
+        let device_lost = self.device_lost;
+        let mut faults = self.take_faults();
+        if device_lost {
+            faults.insert(
                 0,
                 Fault::new(
                     FaultKind::DeviceLost,
@@ -536,17 +509,18 @@ impl ScopeOutcome {
                 ),
             );
         }
-        if self.faults.is_empty() {
+        if faults.is_empty() {
             return None;
         }
-        let first = self.faults.remove(0);
-        Some(first.with_related(self.faults))
+        let first = faults.remove(0);
+        Some(first.with_related(faults))
     }
 }
 
 /// Pops a scope that was never pushed: resolves to a [`FaultKind::ScopeStack`]
-/// fault when the stack is balanced. For tests that prove balance: awaited, the
-/// fault (the expected answer) is not handed to the fault sink.
+/// fault when the stack is balanced. For tests that prove balance: awaited, take
+/// the fault (the expected answer) with [`ScopeOutcome::into_fault`]; an outcome
+/// dropped unread hands it to the fault sink like any other.
 pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
     let device = device.as_ref();
     let promise: js_sys::Promise = device.raw().pop_error_scope().unchecked_into();
@@ -558,7 +532,6 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
         sequence: next_sequence(),
         probed: false,
         taken: false,
-        forwarded: true,
     }
 }
 
@@ -567,23 +540,11 @@ pub fn pop_unmatched(device: &impl AsRef<DeviceHandle>) -> PendingPops {
 /// by device, each with its own probe. What they caught reaches each device's
 /// fault sink once, by itself (see [`ScopeOutcome`]).
 pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
-    // The library's own waits hand what they catch to the fault sink
-    // themselves: a wait holding a set closed for one (a phase's, with the
-    // per-call pops it collected) owes it nothing.
-    let forwarded = sets.iter().any(|set| set.forwarded);
     let one_device = sets
         .windows(2)
         .all(|pair| pair[0].device.same_device(&pair[1].device));
     if one_device {
-        let net = sets.first().map(|set| set.device.guard().faults().clone());
-        let outcomes = settle(sets, true).await;
-        return match net {
-            Some(net) if !forwarded => outcomes
-                .into_iter()
-                .map(|outcome| outcome.owed_to(&net))
-                .collect(),
-            _ => outcomes,
-        };
+        return settle(sets, true).await;
     }
     let count = sets.len();
     let mut groups: Vec<Vec<(usize, PendingPops)>> = Vec::new();
@@ -596,41 +557,22 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
             None => groups.push(vec![(index, set)]),
         }
     }
-    // Settled device by device: if the wait is cancelled meanwhile, what the
-    // devices settled so far caught still goes to their fault sinks.
-    let mut concluded = Concluded {
-        outcomes: vec![None; count],
-    };
+    // Settled device by device: if the wait is cancelled meanwhile, the
+    // outcomes settled so far are dropped, and what they caught goes to their
+    // fault sinks.
+    let mut outcomes: Vec<Option<ScopeOutcome>> = (0..count).map(|_| None).collect();
     for group in groups {
-        let net = group[0].1.device.guard().faults().clone();
         let (indices, group): (Vec<usize>, Vec<PendingPops>) = group.into_iter().unzip();
         for (index, outcome) in indices.into_iter().zip(settle(group, true).await) {
-            concluded.outcomes[index] = Some((outcome, net.clone()));
+            if let Some(slot) = outcomes.get_mut(index) {
+                *slot = Some(outcome);
+            }
         }
     }
-    std::mem::take(&mut concluded.outcomes)
+    outcomes
         .into_iter()
-        .map(|outcome| match outcome {
-            Some((outcome, net)) if !forwarded => outcome.owed_to(&net),
-            Some((outcome, _)) => outcome,
-            None => ScopeOutcome::empty(),
-        })
+        .map(|outcome| outcome.unwrap_or_else(ScopeOutcome::empty))
         .collect()
-}
-
-/// The outcomes of the devices settled so far in one [`wait_all`], each with its
-/// device's net. Dropped before they were handed back (the wait was
-/// cancelled), their faults go to the fault sinks.
-struct Concluded {
-    outcomes: Vec<Option<(ScopeOutcome, FaultSink)>>,
-}
-
-impl Drop for Concluded {
-    fn drop(&mut self) {
-        for (outcome, net) in std::mem::take(&mut self.outcomes).into_iter().flatten() {
-            outcome.report_to(&net);
-        }
-    }
 }
 
 async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
@@ -696,11 +638,9 @@ impl Drop for SettleInFlight {
 
         let settling = self.settling.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let net = settle.device.guard().faults().clone();
             let answer = crate::web::wait::settled(&settling).await;
-            for outcome in settle.conclude(answer) {
-                outcome.report_to(&net);
-            }
+            // Dropped unread: what the outcomes caught goes to the fault sink.
+            drop(settle.conclude(answer));
         });
     }
 }
@@ -714,6 +654,7 @@ impl Settle {
             probe,
             probed,
         } = self;
+        let net = device.guard().faults().clone();
         // A boolean when nothing was caught (the usual case), else an array.
         let (verdict, settled) = match answer {
             Ok(value) => match value.as_bool() {
@@ -727,11 +668,7 @@ impl Settle {
                 let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
                 return sets
                     .iter()
-                    .map(|_| ScopeOutcome {
-                        faults: vec![fault.clone()],
-                        device_lost: device.is_lost(),
-                        owed: Owed::default(),
-                    })
+                    .map(|_| ScopeOutcome::owning(vec![fault.clone()], device.is_lost(), &net))
                     .collect();
             }
         };
@@ -773,11 +710,7 @@ impl Settle {
                     faults.push(tag_fault(fault, &set.origin));
                 }
                 first = end;
-                ScopeOutcome {
-                    faults,
-                    device_lost: probe && !alive,
-                    owed: Owed::default(),
-                }
+                ScopeOutcome::owning(faults, probe && !alive, &net)
             })
             .collect()
     }

@@ -123,8 +123,9 @@ impl GuardedDevice {
         let pops = scopes.close_probed();
         let module = match created {
             Ok(module) => module,
-            Err(fault) => {
-                let _ = pops.wait().await;
+            Err(mut fault) => {
+                // What the scopes caught goes with the creation's own fault.
+                fault.related.extend(pops.wait().await.take_faults());
                 return Err(fail(
                     fault,
                     ShaderDiagnostics::new(label, source, Vec::new()),

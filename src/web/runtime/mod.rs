@@ -352,12 +352,9 @@ impl<A: App> Runtime<A> {
     pub async fn scope_stack_balanced(&self) -> Option<bool> {
         let device = self.with_live(|gpu, _| gpu.device.clone())?;
         let outcome = crate::web::scope::pop_unmatched(&device).wait().await;
-        Some(
-            outcome
-                .faults
-                .iter()
-                .any(|f| f.kind == FaultKind::ScopeStack),
-        )
+        // The rejection is the answer: taken, not reported.
+        let answer = outcome.take_faults();
+        Some(answer.iter().any(|f| f.kind == FaultKind::ScopeStack))
     }
 
     /// A snapshot of everything `gpuStatus()` reports. Never fails, from anywhere.
