@@ -421,6 +421,79 @@ async fn a_browser_without_adapter_info_still_starts() {
     r.stop();
 }
 
+/// While alive, every device made gets a `lost` promise that never resolves,
+/// as on an engine whose retired device's `lost` resolves late or never (the
+/// device itself is real); restored when dropped, whatever the test did.
+struct LostHeldBack(JsValue);
+
+impl LostHeldBack {
+    fn new() -> Self {
+        let original = js_sys::Function::new_no_args(
+            "const original = GPUAdapter.prototype.requestDevice; \
+             GPUAdapter.prototype.requestDevice = async function (d) { \
+               const device = await original.call(this, d); \
+               Object.defineProperty(device, 'lost', { value: new Promise(() => {}) }); \
+               return device; }; \
+             return original;",
+        )
+        .call0(&JsValue::NULL)
+        .unwrap();
+        LostHeldBack(original)
+    }
+}
+
+impl Drop for LostHeldBack {
+    fn drop(&mut self) {
+        let _ = js_sys::Function::new_with_args(
+            "original",
+            "GPUAdapter.prototype.requestDevice = original;",
+        )
+        .call1(&JsValue::NULL, &self.0);
+    }
+}
+
+fn now_ms() -> f64 {
+    web_sys::window().unwrap().performance().unwrap().now()
+}
+
+/// A loss only a probe finds: recovered, and the recovery timed from when it
+/// was found (the status's time to picture, not from the start).
+#[wasm_bindgen_test]
+async fn a_loss_only_a_probe_finds_is_recovered_and_timed_from_the_loss() {
+    let held_back = LostHeldBack::new();
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    // The start's trigger lies well before the loss.
+    TimeoutFuture::new(400).await;
+    let device = r
+        .with_live(|gpu, _| gpu.device.clone())
+        .expect("a live device");
+    let lost_at = now_ms();
+    device.destroy();
+    assert!(!device.confirm_alive().await, "the probe finds it lost");
+    // The recovery's first frame (animation frames may then stall on this
+    // engine, and come from a timer: not what is tested here).
+    wait_until("the recovery's first frame", || {
+        let s = r.status();
+        s.generation == 2 && s.last_init.is_some_and(|t| t.recovery)
+    })
+    .await;
+    drop(held_back);
+    let status = r.status();
+    let timings = status.last_init.expect("the recovery's timings");
+    assert!(timings.recovery, "{timings:?}");
+    // The moment the time to picture counts from: the loss, not the start.
+    // (A thousandth of a millisecond for the subtraction's rounding.)
+    let trigger_at = timings.first_frame_at_ms - timings.to_picture_ms;
+    assert!(
+        trigger_at + 0.001 >= lost_at,
+        "timed from {trigger_at} ms, before the loss at {lost_at} ms: {timings:?}"
+    );
+    assert_eq!(status.recoveries, 1, "{status:?}");
+    r.stop();
+}
+
 /// The page's visibility, overridden for the test (a headless page cannot be
 /// hidden for real): `document.visibilityState` and a `visibilitychange` event.
 fn set_page_hidden(hidden: bool) {

@@ -112,39 +112,8 @@ impl<A: App> Inner<A> {
             // destroyed the device already.
             return;
         }
-        // Armed before the canvas is configured. It holds neither the device
-        // nor the runtime: a retired device whose `lost` never resolves (Gecko,
-        // where `destroy()` is not called) is left to the garbage collector.
-        let weak_runtime: Weak<Self> = Rc::downgrade(&this);
-        let lost = device.watch_lost(move |reason, message| {
-            if let Some(runtime) = weak_runtime.upgrade() {
-                // A device the runtime let go (stopped, superseded) is not news.
-                if runtime.driver.owns_generation(generation) {
-                    runtime.guard.faults().note(&format!(
-                        "device {generation} lost (reason {}): {message}",
-                        reason.as_str()
-                    ));
-                    runtime.timings.triggered_now();
-                }
-                Inner::dispatch(
-                    &runtime,
-                    Event::Lost {
-                        generation,
-                        reason,
-                        at_ms: now_ms() as u64,
-                    },
-                );
-            }
-        });
-        // A probe that finds the device lost tells the supervisor now: on some
-        // engines `lost` resolves late, or not at all.
-        let weak_runtime: Weak<Self> = Rc::downgrade(&this);
-        let handle: &crate::web::handle::DeviceHandle = device.as_ref();
-        handle.on_found_lost(move || {
-            if let Some(runtime) = weak_runtime.upgrade() {
-                Inner::found_lost(&runtime, generation);
-            }
-        });
+        // Armed before the canvas is configured.
+        let lost = Inner::watch_loss(&this, &device, generation);
         let net = this.guard.faults().install(&raw);
         Inner::size_for(&this, &raw);
         let (context, format) = match init::configure_canvas(

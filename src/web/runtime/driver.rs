@@ -21,12 +21,10 @@ use super::{App, Inner};
 use crate::fault::{Fault, FaultKind};
 use crate::held::Held;
 use crate::supervisor::{
-    Command, DeviceState, Event, Fallback, LossReason, StallAction, Supervisor, SupervisorOptions,
-    TimerPurpose,
+    Command, DeviceState, Event, Fallback, StallAction, Supervisor, SupervisorOptions, TimerPurpose,
 };
 use crate::web::crash;
 use crate::web::device::GuardedDevice;
-use crate::web::js::now_ms;
 
 /// One job of the loop.
 pub(super) enum Job<R> {
@@ -387,47 +385,6 @@ impl<A: App> Inner<A> {
             this.slot.release(&live.gpu);
             Inner::drop_resources(this, live);
         }
-    }
-
-    /// Asks the GPU process whether the live device `generation` is alive; a
-    /// lost one is handled as a loss (on some engines `lost` resolves late).
-    fn probe_live(this: &Rc<Self>, generation: u64) {
-        let Some(live) = this.slot.live() else {
-            return;
-        };
-        if live.gpu.generation != generation || !this.driver.owns_generation(generation) {
-            return;
-        }
-        let device = live.gpu.device.clone();
-        drop(live);
-        let weak = Rc::downgrade(this);
-        wasm_bindgen_futures::spawn_local(async move {
-            if device.confirm_alive().await {
-                return;
-            }
-            if let Some(runtime) = weak.upgrade() {
-                Inner::found_lost(&runtime, generation);
-            }
-        });
-    }
-
-    /// A probe found device `generation` lost: a loss, if it is still current
-    /// (on some engines `lost` resolves late, or not at all).
-    pub(super) fn found_lost(this: &Rc<Self>, generation: u64) {
-        if !this.driver.owns_generation(generation) {
-            return;
-        }
-        this.guard
-            .faults()
-            .note(&format!("device {generation} found lost by a probe"));
-        Inner::dispatch(
-            this,
-            Event::Lost {
-                generation,
-                reason: LossReason::Unknown,
-                at_ms: now_ms() as u64,
-            },
-        );
     }
 }
 

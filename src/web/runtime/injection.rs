@@ -8,9 +8,9 @@ mod enabled {
     use std::cell::Cell;
     use std::rc::Rc;
 
+    use super::super::loss::Found;
     use super::super::{App, Inner, Runtime};
     use crate::chaos::Injection;
-    use crate::supervisor::Event;
     use crate::web::init::GpuContext;
     use crate::web::inject::BuildFault;
     use crate::web::js::now_ms;
@@ -113,17 +113,11 @@ mod enabled {
             let handle: &crate::web::handle::DeviceHandle = gpu.device.as_ref();
             handle.mark_injected_loss();
             gpu.device.mark_lost();
-            this.timings.triggered_now();
-            this.guard
-                .faults()
-                .note(&format!("injected loss of device {}", gpu.generation));
-            Inner::dispatch(
+            Inner::device_lost(
                 this,
-                Event::Lost {
-                    generation: gpu.generation,
-                    reason: crate::supervisor::LossReason::Unknown,
-                    at_ms: now_ms() as u64,
-                },
+                gpu.generation,
+                crate::supervisor::LossReason::Unknown,
+                Found::Injected,
             );
         }
 

@@ -29,6 +29,7 @@ mod frame;
 mod frame_loop;
 mod injection;
 mod inner;
+mod loss;
 mod slot;
 pub mod status;
 mod timers;
