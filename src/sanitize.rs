@@ -12,8 +12,9 @@ pub type Sanitizer = Box<dyn Fn(&str) -> String>;
 /// A fault as telemetry may see it: its message, object label and phase (and
 /// those of its related faults) passed through the application's sanitiser.
 /// Made before the fault log is touched, so that the sanitiser, code the
-/// library does not own, runs with nothing of the log lent; telemetry takes
-/// only this type, so an unsanitised fault cannot reach it.
+/// library does not own, runs with nothing of the log lent; the fault log's
+/// telemetry path takes only this type, so an unsanitised fault cannot reach
+/// the application's sink through it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sanitized(Fault);
 

@@ -97,6 +97,20 @@ fn caret_padding(before: &str) -> String {
     pad
 }
 
+/// Whether `c` can be part of a WGSL token the caret underlines: an ASCII
+/// letter, digit or `_`, or anything beyond ASCII but WGSL's blank spaces.
+fn in_token(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || (!c.is_ascii() && !is_wgsl_blank(c))
+}
+
+/// The blank-space characters WGSL admits beyond ASCII.
+fn is_wgsl_blank(c: char) -> bool {
+    matches!(
+        c,
+        '\u{85}' | '\u{200E}' | '\u{200F}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
 /// Converts a UTF-16 offset into a byte index of `text` (clamped to its length).
 #[doc(hidden)]
 pub fn utf16_to_byte(text: &str, utf16_offset: usize) -> usize {
@@ -194,10 +208,10 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         let start_byte = byte_of_char_position(source, line, column)?;
         let (line_start, line_end) = line_bounds(source, start_byte);
         let rest = part(source, start_byte, line_end);
-        // WGSL admits characters beyond ASCII in identifiers (and comments) only.
-        let token_bytes = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()))
-            .unwrap_or(rest.len());
+        // Beyond ASCII, WGSL admits identifier characters, comments and a few
+        // blank-space characters (U+0085, U+200E, U+200F, U+2028, U+2029): all
+        // but those count as part of the token.
+        let token_bytes = rest.find(|c: char| !in_token(c)).unwrap_or(rest.len());
         // A position on no token (an operator, the line's end) underlines one
         // character.
         let token_bytes = match token_bytes {
@@ -537,6 +551,16 @@ mod tests {
         let src = "x = e\u{301};";
         let m = at(src, "\u{301}");
         assert_eq!(underline("m", src, &m).2, format!("{}^", " ".repeat(5)));
+    }
+
+    #[test]
+    fn a_blank_space_beyond_ascii_ends_the_token() {
+        assert!(in_token('名') && in_token('_') && in_token('a'));
+        for blank in [
+            '\u{85}', '\u{200E}', '\u{200F}', '\u{2028}', '\u{2029}', ' ', ';',
+        ] {
+            assert!(!in_token(blank), "{:X}", blank as u32);
+        }
     }
 
     #[test]

@@ -2019,6 +2019,40 @@ async fn a_sanitizer_that_reports_back_into_the_fault_sink_is_heard() {
     assert_eq!(groups[0].first_message, "a … message");
 }
 
+#[wasm_bindgen_test]
+async fn a_sanitizer_that_reports_every_time_it_runs_ends_its_recursion() {
+    // What the sanitizer reports is sanitised by it too, a few runs deep: then
+    // the recursion ends, and the deepest fault reaches telemetry as a
+    // placeholder, never raw.
+    let faults = FaultSink::new(Rc::new(Cell::new(0)));
+    let inner = faults.clone();
+    faults.set_sanitizer(Some(Box::new(move |text: &str| {
+        inner.report_ref(&Fault::new(
+            FaultKind::Internal,
+            "reported by the sanitizer",
+        ));
+        text.replace("secret", "…")
+    })));
+    faults.report_ref(&Fault::new(FaultKind::Validation, "a secret").on_object("outer"));
+    let stats = faults.stats();
+    assert_eq!(stats.validation, 1, "{stats:?}");
+    // Each run reports one more, until the depth is reached: finitely many.
+    assert!(stats.internal >= 1, "{stats:?}");
+    assert!(stats.internal < 1000, "{stats:?}");
+    assert_eq!(stats.handler_failures, 0, "{stats:?}");
+    // Grouped as one (same kind, no label); the first recorded is the deepest.
+    let groups = faults.groups();
+    let internal = groups
+        .iter()
+        .find(|g| g.kind == FaultKind::Internal)
+        .expect("the sanitizer's own faults");
+    assert_eq!(internal.occurrences, stats.internal, "{groups:?}");
+    assert_eq!(
+        internal.first_message,
+        webgpu_guard::web::faults::SANITIZER_REPORTED
+    );
+}
+
 // ------------------------------------------------- engines' wording (WebKit)
 
 // The engine-quirks shim (`tests/quirks/webkit.js`): evaluated before the wasm
@@ -2340,6 +2374,16 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
     drop(outcomes);
     let stats = net.stats();
     assert_eq!((stats.validation, stats.other), (7, 1), "{stats:?}");
+    // A clone owns nothing: what it hands back stays marked, and the original
+    // reports it, once.
+    let scope = ScopeSet::push(&d, &[Filter::Validation]);
+    bad_buffer(&d, "awaited-and-cloned");
+    let outcome = scope.pop().await;
+    let copy = outcome.clone().into_fault().expect("caught");
+    assert!(copy.is_reported(), "{copy:?}");
+    net.report_ref(&copy);
+    drop(outcome);
+    assert_eq!(net.stats().validation, 8, "{:?}", net.recent_lines());
     assert_stack_balanced(&d).await;
 }
 

@@ -110,6 +110,14 @@ impl TelemetrySink for JsFunctionSink {
 /// text, which may hold what the sanitiser was there to remove.
 pub const SANITIZER_THREW: &str = "[the sanitiser threw]";
 
+/// What telemetry gets in place of a text that arrived from inside the
+/// sanitiser nested [`SANITIZER_DEPTH`] deep (it is not run on it again).
+pub const SANITIZER_REPORTED: &str = "[reported by the sanitiser]";
+
+/// How deep runs of the sanitiser may nest (a fault it reports is sanitised
+/// by it too, up to this depth).
+pub const SANITIZER_DEPTH: u32 = 4;
+
 /// An application's sink, called through the trampoline (see
 /// [`FaultSink::set_sink`]).
 struct CatchingSink(Box<dyn TelemetrySink>);
@@ -212,6 +220,8 @@ struct Shared {
     telemetry: Held<Option<Rc<dyn TelemetrySink>>>,
     /// The application's sanitiser, run before the log is borrowed.
     sanitizer: Held<Option<Rc<Sanitizer>>>,
+    /// How many runs of the sanitiser are under way, nested.
+    sanitizing: Cell<u32>,
     /// Whether the queue is being delivered (a sink's report waits its turn).
     delivering: Cell<bool>,
     /// Events the log counted as sent that the application's sink refused.
@@ -254,6 +264,7 @@ impl FaultSink {
             outgoing,
             telemetry: Held::new(Some(console)),
             sanitizer: Held::new(None),
+            sanitizing: Cell::new(0),
             delivering: Cell::new(false),
             refused_sends: Cell::new(0),
             refused_held: Cell::new(0),
@@ -418,15 +429,24 @@ impl FaultSink {
         self.shared.sanitizer.replace(sanitizer.map(Rc::new));
     }
 
-    /// `fault` as telemetry may see it, sanitised with nothing lent.
+    /// `fault` as telemetry may see it, sanitised with nothing lent. What
+    /// arrives while the sanitiser runs (errors it causes, faults it reports)
+    /// is sanitised by it too, up to [`SANITIZER_DEPTH`] deep: past that (a
+    /// sanitiser that reports every time it runs), a text reaches telemetry as
+    /// a placeholder and the recursion ends.
     fn sanitized(&self, fault: &Fault) -> Sanitized {
-        let sanitizer = self.shared.sanitizer.get().flatten();
-        Sanitized::new(
-            fault,
-            sanitizer
-                .as_deref()
-                .map(|s| &**s as &dyn Fn(&str) -> String),
-        )
+        let Some(sanitizer) = self.shared.sanitizer.get().flatten() else {
+            return Sanitized::new(fault, None);
+        };
+        let depth = self.shared.sanitizing.get();
+        if depth >= SANITIZER_DEPTH {
+            let placeholder = |_: &str| SANITIZER_REPORTED.to_string();
+            return Sanitized::new(fault, Some(&placeholder));
+        }
+        self.shared.sanitizing.set(depth + 1);
+        let clean = Sanitized::new(fault, Some(&**sanitizer));
+        self.shared.sanitizing.set(depth);
+        clean
     }
 
     /// The counters.

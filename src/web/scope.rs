@@ -469,12 +469,14 @@ impl ScopeOutcome {
 
     /// Takes the faults out of the outcome's duty: the caller's from here, not
     /// marked reported.
+    /// A clone, which owns nothing, hands back its copies still marked: the
+    /// original reports them.
     pub(crate) fn take_faults(mut self) -> Vec<Fault> {
-        self.owner = None;
-        std::mem::take(&mut self.faults)
-            .into_iter()
-            .map(unreported)
-            .collect()
+        let faults = std::mem::take(&mut self.faults);
+        if self.owner.take().is_none() {
+            return faults;
+        }
+        faults.into_iter().map(unreported).collect()
     }
 
     /// `true` only when nothing was caught and the device is known to be alive.
