@@ -163,7 +163,7 @@ impl FaultLog {
     /// have none); one already reported is neither counted nor sent again.
     /// The console line is made of `fault`; telemetry gets `clean`, the same
     /// fault sanitised.
-    pub fn record(&mut self, fault: &Fault, clean: &Sanitized, now_ms: f64) -> Option<Line> {
+    pub fn record(&mut self, fault: &Fault, clean: &Sanitized<'_>, now_ms: f64) -> Option<Line> {
         let related = unreported_related(fault);
         self.stats.count(fault.kind);
         for other in &related {
@@ -218,7 +218,7 @@ impl FaultLog {
     /// (see [`Self::silent_until`]), exactly as `count` calls of [`Self::record`]
     /// would have: counted, held back, and grouped in telemetry (its related
     /// faults too). `clean` is `fault` sanitised, for telemetry.
-    pub fn record_held(&mut self, fault: &Fault, clean: &Sanitized, count: u64) {
+    pub fn record_held(&mut self, fault: &Fault, clean: &Sanitized<'_>, count: u64) {
         if count == 0 {
             return;
         }
@@ -355,12 +355,12 @@ mod tests {
     use std::rc::Rc;
 
     /// `fault` as the fault sink hands it to telemetry with no sanitiser set.
-    fn raw(fault: &Fault) -> Sanitized {
+    fn raw(fault: &Fault) -> Sanitized<'_> {
         Sanitized::new(fault, None)
     }
 
     /// `fault` as the fault sink hands it to telemetry with the strict sanitiser.
-    fn strict(fault: &Fault) -> Sanitized {
+    fn strict(fault: &Fault) -> Sanitized<'_> {
         Sanitized::new(fault, Some(&crate::sanitize::strict))
     }
 

@@ -1,5 +1,7 @@
 //! Message truncation and sanitising for logs and telemetry.
 
+use std::borrow::Cow;
+
 use crate::fault::Fault;
 use crate::str_search::contains;
 
@@ -16,18 +18,22 @@ pub type Sanitizer = Box<dyn Fn(&str) -> String>;
 /// telemetry path takes only this type, so an unsanitised fault cannot reach
 /// the application's sink through it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Sanitized(Fault);
+pub struct Sanitized<'a>(Cow<'a, Fault>);
 
-impl Sanitized {
-    /// `fault` through `sanitize` (unchanged without one). The object label is
+impl<'a> Sanitized<'a> {
+    /// `fault` through `sanitize`; without one, the fault itself, borrowed
+    /// (nothing is copied on the path every fault takes). The object label is
     /// the one telemetry groups by: the fault's own, or the one its message
     /// quotes, sanitised.
-    pub fn new(fault: &Fault, sanitize: Option<&dyn Fn(&str) -> String>) -> Self {
-        let mut clean = fault.clone();
-        if let Some(sanitize) = sanitize {
-            sanitize_in_place(&mut clean, sanitize);
+    pub fn new(fault: &'a Fault, sanitize: Option<&dyn Fn(&str) -> String>) -> Self {
+        match sanitize {
+            None => Sanitized(Cow::Borrowed(fault)),
+            Some(sanitize) => {
+                let mut clean = fault.clone();
+                sanitize_in_place(&mut clean, sanitize);
+                Sanitized(Cow::Owned(clean))
+            }
         }
-        Sanitized(clean)
     }
 
     /// The sanitised fault.

@@ -220,8 +220,8 @@ impl Telemetry {
         let event = TelemetryEvent {
             kind: error.kind,
             label: self.groups[0].label.clone(),
-            phase: error.phase.map(|p| self.clean_label(p)),
-            message: self.clean(error.message),
+            phase: error.phase.map(|p| self.truncated_label(p)),
+            message: self.truncated(error.message),
             frame: error.frame,
             occurrences,
         };
@@ -256,7 +256,7 @@ impl Telemetry {
     /// Hands `count` held-back errors of the first group (the one just hit) to
     /// `sink`.
     fn hand_held_to(&mut self, sink: &dyn TelemetrySink, error: Observed<'_>, count: u64) {
-        let phase = error.phase.map(|p| self.clean_label(p));
+        let phase = error.phase.map(|p| self.truncated_label(p));
         let group = &self.groups[0];
         let held = HeldBack {
             kind: group.kind,
@@ -272,7 +272,7 @@ impl Telemetry {
     }
 
     /// A label or phase as telemetry keeps it: truncated.
-    fn clean_label(&self, label: &str) -> String {
+    fn truncated_label(&self, label: &str) -> String {
         truncate_chars(label, LABEL_MAX_CHARS)
     }
 
@@ -283,7 +283,7 @@ impl Telemetry {
     }
 
     /// The message as telemetry keeps it: truncated.
-    fn clean(&self, message: &str) -> String {
+    fn truncated(&self, message: &str) -> String {
         truncate_chars(message, TELEMETRY_MAX_CHARS)
     }
 
@@ -296,7 +296,7 @@ impl Telemetry {
             .map(str::to_string)
             .or_else(|| label_in_message(message))
             .unwrap_or_else(|| UNLABELLED.to_string());
-        let label = self.clean_label(&raw_label);
+        let label = self.truncated_label(&raw_label);
         let find = |groups: &[GroupSummary], label: &str| {
             groups
                 .iter()
@@ -313,7 +313,7 @@ impl Telemetry {
             None => {
                 // The message is copied only when it is kept or sent: under a
                 // storm most errors are neither.
-                let first_message = self.clean(message);
+                let first_message = self.truncated(message);
                 self.groups.push(GroupSummary {
                     kind,
                     label,

@@ -434,7 +434,7 @@ impl FaultSink {
     /// is sanitised by it too, up to [`SANITIZER_DEPTH`] deep: past that (a
     /// sanitiser that reports every time it runs), a text reaches telemetry as
     /// a placeholder and the recursion ends.
-    fn sanitized(&self, fault: &Fault) -> Sanitized {
+    fn sanitized<'a>(&self, fault: &'a Fault) -> Sanitized<'a> {
         let Some(sanitizer) = self.shared.sanitizer.get().flatten() else {
             return Sanitized::new(fault, None);
         };
@@ -554,10 +554,15 @@ impl FaultSink {
     }
 
     fn record(&self, fault: &Fault) {
-        // What the listeners hold arrived before it: in first.
+        // What the listeners hold arrived before it (and before what the
+        // sanitiser may cause): in first.
         self.drain_held();
         let clean = self.sanitized(fault);
-        let line = match self.with_log(|log| log.record(fault, &clean, now_ms())) {
+        let line = match self
+            .shared
+            .log
+            .with(|log| log.record(fault, &clean, now_ms()))
+        {
             Some(line) => line,
             None => return self.count_reentrant(),
         };
