@@ -110,6 +110,10 @@ pub struct Origin {
 
 /// A GPU fault with its kind, the implementation's message and its origin.
 ///
+/// In the browser a thrown JavaScript value converts into a fault of kind
+/// [`FaultKind::Exception`] (`From<JsValue>`), so `?` works on a raw web-sys
+/// call that catches, such as `surface.get_current_texture()?` in a frame.
+///
 /// ```
 /// use webgpu_guard::{Fault, FaultKind};
 /// let fault = Fault::new(FaultKind::Validation, "Offset (3) is not a multiple of 4.")
@@ -209,6 +213,22 @@ impl Fault {
     /// Attaches faults caught together with this one.
     pub fn with_related(mut self, related: Vec<Fault>) -> Self {
         self.related = related;
+        self
+    }
+
+    /// Keeps with this fault (a module's compile errors) what the module's own
+    /// scopes caught beside them, as related faults: an out-of-memory or
+    /// internal error, a lost device. Their validation errors are left out:
+    /// they are the same compile errors in the engine's words.
+    pub fn with_caught_beside(mut self, caught: Option<Fault>) -> Self {
+        let Some(mut first) = caught else {
+            return self;
+        };
+        let rest = std::mem::take(&mut first.related);
+        let beside = std::iter::once(first)
+            .chain(rest)
+            .filter(|f| f.kind != FaultKind::Validation);
+        self.related.extend(beside);
         self
     }
 
@@ -321,6 +341,26 @@ fn dawn_label(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_errors_keep_what_was_caught_beside_them_but_not_their_own_echo() {
+        let compile = Fault::new(FaultKind::Validation, "shader:3:5 error: unknown type");
+        let caught =
+            Fault::new(FaultKind::Validation, "Error while parsing WGSL").with_related(vec![
+                Fault::new(FaultKind::OutOfMemory, "out of memory"),
+                Fault::new(FaultKind::Internal, "internal"),
+            ]);
+        let kept = compile.clone().with_caught_beside(Some(caught));
+        let kinds: Vec<FaultKind> = kept.related.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [FaultKind::OutOfMemory, FaultKind::Internal]);
+        assert_eq!(kept.message, compile.message);
+        let lost_first = Fault::new(FaultKind::DeviceLost, "lost")
+            .with_related(vec![Fault::new(FaultKind::Validation, "echo")]);
+        let kept = compile.clone().with_caught_beside(Some(lost_first));
+        assert_eq!(kept.related.len(), 1);
+        assert_eq!(kept.related[0].kind, FaultKind::DeviceLost);
+        assert!(compile.clone().with_caught_beside(None).related.is_empty());
+    }
 
     #[test]
     fn hints_match_the_three_common_messages_without_touching_them() {

@@ -139,6 +139,23 @@ impl SamplerSpec {
 impl GuardedDevice {
     /// Creates a bind group on `layout` from `entries` (binding number, what it
     /// binds), in one JavaScript call.
+    ///
+    /// On a pipeline made with the automatic layout (`GpuAutoLayoutMode::Auto`),
+    /// the layout of group N is the pipeline's `get_bind_group_layout(N)`, which
+    /// never throws; a `Tracked` object passes where its web-sys type is asked for:
+    ///
+    /// ```no_run
+    /// # fn demo(device: &webgpu_guard::web::GuardedDevice,
+    /// #         pipeline: &webgpu_guard::web::Tracked<web_sys::GpuRenderPipeline>,
+    /// #         uniforms: &webgpu_guard::web::Tracked<web_sys::GpuBuffer>,
+    /// #         pass: &webgpu_guard::web::RenderPass) -> Result<(), webgpu_guard::Fault> {
+    /// use webgpu_guard::web::Binding;
+    /// let layout = pipeline.get_bind_group_layout(0);
+    /// let group = device.create_bind_group_with("globals", &layout, &[(0, Binding::Buffer(uniforms))])?;
+    /// pass.set_pipeline(pipeline)?;
+    /// pass.set_bind_group(0, Some(&group))?;
+    /// # Ok(()) }
+    /// ```
     #[track_caller]
     pub fn create_bind_group_with(
         &self,

@@ -45,7 +45,26 @@ const KEEPALIVE_QUOTA: usize = 64 * 1024;
 ///
 /// The collector must answer the page's CORS preflight: allow its origin (with
 /// credentials, for the beacon), the `content-type` header and `POST`; expose
-/// `Retry-After` for it to be honoured.
+/// `Retry-After` for it to be honoured. For an OpenTelemetry Collector, in its
+/// configuration:
+///
+/// ```yaml
+/// receivers:
+///   otlp:
+///     protocols:
+///       http:
+///         endpoint: 0.0.0.0:4318
+///         cors:
+///           # The page's origin: not "*", since the beacon carries credentials.
+///           allowed_origins: ["https://app.example.com"]
+///           # Every header given to `with_header` (content-type is allowed already).
+///           allowed_headers: ["authorization"]
+///           max_age: 7200
+/// ```
+///
+/// Where the collector's CORS options cannot expose `Retry-After`, the sink
+/// backs off on its own schedule; a proxy in front that adds
+/// `Access-Control-Expose-Headers: Retry-After` makes it honour the server's.
 #[derive(Clone)]
 pub struct HttpSink {
     inner: Rc<Shared>,

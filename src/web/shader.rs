@@ -159,12 +159,14 @@ impl GuardedDevice {
         }
         let device_lost = outcome.device_lost;
         let scope_fault = outcome.into_fault();
-        if diagnostics.has_errors() || scope_fault.is_some() {
-            let fault = if diagnostics.has_errors() {
-                Fault::new(FaultKind::Validation, diagnostics.to_string())
-            } else {
-                scope_fault.unwrap_or_else(|| Fault::new(FaultKind::DeviceLost, "device lost"))
-            };
+        if diagnostics.has_errors() {
+            // What the scopes caught beside the compile errors (out of memory,
+            // an internal error, a lost device) goes with them.
+            let fault = Fault::new(FaultKind::Validation, diagnostics.to_string())
+                .with_caught_beside(scope_fault);
+            return Err(fail(fault, diagnostics));
+        }
+        if let Some(fault) = scope_fault {
             return Err(fail(fault, diagnostics));
         }
         if device_lost {
