@@ -221,14 +221,15 @@ impl Fault {
     /// internal error, a lost device. Their validation errors are left out:
     /// they are the same compile errors in the engine's words.
     pub fn with_caught_beside(mut self, caught: Option<Fault>) -> Self {
-        let Some(mut first) = caught else {
-            return self;
-        };
-        let rest = std::mem::take(&mut first.related);
-        let beside = std::iter::once(first)
-            .chain(rest)
-            .filter(|f| f.kind != FaultKind::Validation);
-        self.related.extend(beside);
+        if let Some(mut first) = caught {
+            let mut beside = std::mem::take(&mut first.related);
+            beside.insert(0, first);
+            for fault in beside {
+                if fault.kind != FaultKind::Validation {
+                    self.related.push(fault);
+                }
+            }
+        }
         self
     }
 

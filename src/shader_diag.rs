@@ -345,7 +345,13 @@ impl ShaderDiagnostics {
 
 impl fmt::Display for ShaderDiagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.formatted.join("\n"))
+        for (index, message) in self.formatted.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            f.write_str(message)?;
+        }
+        Ok(())
     }
 }
 

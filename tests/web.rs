@@ -158,6 +158,26 @@ async fn adapter_and_device_are_created() {
 }
 
 #[wasm_bindgen_test]
+async fn the_adapter_is_named_by_the_fields_its_info_fills_in() {
+    let gpu = init::navigator_gpu().expect("navigator.gpu");
+    let adapter = init::request_adapter(&gpu).await.expect("adapter");
+    let info = js_sys::Reflect::get(&adapter, &"info".into()).unwrap_or_default();
+    let parts: Vec<String> = ["vendor", "architecture", "description"]
+        .iter()
+        .filter_map(|key| js_sys::Reflect::get(&info, &(*key).into()).ok())
+        .filter_map(|v| v.as_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let name = init::adapter_name(&adapter);
+    if parts.is_empty() {
+        // Firefox on lavapipe fills in none of them.
+        assert!(name.contains("exposes no vendor details"), "{name}");
+    } else {
+        assert_eq!(name, parts.join(" / "));
+    }
+}
+
+#[wasm_bindgen_test]
 async fn a_scope_captures_a_validation_error_with_its_message() {
     let d = device().await;
     let scope = ScopeSet::push(&d, &[Filter::Validation]);

@@ -88,17 +88,21 @@ fn string_field(object: &JsValue, key: &str) -> String {
 pub fn adapter_name(adapter: &GpuAdapter) -> String {
     let info =
         js_sys::Reflect::get(adapter, &JsValue::from_str("info")).unwrap_or(JsValue::UNDEFINED);
-    let parts: Vec<String> = if info.is_object() {
-        ["vendor", "architecture", "description"]
-            .into_iter()
-            .map(|key| string_field(&info, key))
-            .filter(|s| !s.is_empty())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    if !parts.is_empty() {
-        return parts.join(" / ");
+    let mut name = String::new();
+    if info.is_object() {
+        for key in ["vendor", "architecture", "description"] {
+            let part = string_field(&info, key);
+            if part.is_empty() {
+                continue;
+            }
+            if !name.is_empty() {
+                name.push_str(" / ");
+            }
+            name.push_str(&part);
+        }
+    }
+    if !name.is_empty() {
+        return name;
     }
     let fallback = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
         .ok()

@@ -159,14 +159,16 @@ impl GuardedDevice {
         }
         let device_lost = outcome.device_lost;
         let scope_fault = outcome.into_fault();
-        if diagnostics.has_errors() {
-            // What the scopes caught beside the compile errors (out of memory,
-            // an internal error, a lost device) goes with them.
-            let fault = Fault::new(FaultKind::Validation, diagnostics.to_string())
-                .with_caught_beside(scope_fault);
-            return Err(fail(fault, diagnostics));
-        }
-        if let Some(fault) = scope_fault {
+        // What the scopes caught beside compile errors (out of memory, an
+        // internal error, a lost device) goes with them.
+        let fault = match diagnostics.has_errors() {
+            true => Some(
+                Fault::new(FaultKind::Validation, diagnostics.to_string())
+                    .with_caught_beside(scope_fault),
+            ),
+            false => scope_fault,
+        };
+        if let Some(fault) = fault {
             return Err(fail(fault, diagnostics));
         }
         if device_lost {
