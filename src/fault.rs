@@ -302,10 +302,13 @@ pub fn label_in_message(message: &str) -> Option<String> {
 fn wgpu_label(message: &str) -> Option<String> {
     let mut rest = message;
     while let Some(at) = find(rest, " with '") {
-        let kind = part(rest, 0, at)
-            .rsplit(|c: char| !c.is_ascii_alphanumeric())
-            .next()
-            .unwrap_or("");
+        // The word just before " with '" (ASCII letters and digits).
+        let head = part(rest, 0, at);
+        let start = head
+            .bytes()
+            .rposition(|b| !b.is_ascii_alphanumeric())
+            .map_or(0, |i| i + 1);
+        let kind = from(head, start);
         let after = from(rest, at + " with '".len());
         let close = find(after, "' label")?;
         let label = part(after, 0, close);
@@ -315,6 +318,16 @@ fn wgpu_label(message: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// `text` without the double quotes at either end.
+fn without_quotes(text: &str) -> &str {
+    let start = text.bytes().position(|b| b != b'"').unwrap_or(text.len());
+    let end = text
+        .bytes()
+        .rposition(|b| b != b'"')
+        .map_or(start, |i| i + 1);
+    part(text, start, end)
 }
 
 fn dawn_label(message: &str) -> Option<String> {
@@ -331,7 +344,7 @@ fn dawn_label(message: &str) -> Option<String> {
         if kind == "Device" || kind == "Queue" {
             continue;
         }
-        let label = from(inside, q1).trim().trim_matches('"');
+        let label = without_quotes(from(inside, q1).trim());
         if !label.is_empty() {
             return Some(label.to_string());
         }
@@ -361,6 +374,19 @@ mod tests {
         assert_eq!(kept.related.len(), 1);
         assert_eq!(kept.related[0].kind, FaultKind::DeviceLost);
         assert!(compile.clone().with_caught_beside(None).related.is_empty());
+    }
+
+    #[test]
+    fn quotes_come_off_both_ends_of_a_label_and_nothing_else() {
+        assert_eq!(without_quotes("\"vertices\""), "vertices");
+        assert_eq!(without_quotes("\"\"a\"b\"\""), "a\"b");
+        assert_eq!(without_quotes("\"\"\""), "");
+        assert_eq!(without_quotes(""), "");
+        assert_eq!(without_quotes("\"é\""), "é");
+        let wgpu = "In a set_pipeline command, caused by: Ünïcode Buffer with 'points' label";
+        assert_eq!(wgpu_label(wgpu).as_deref(), Some("points"));
+        let device = "Device with 'gpu' label is lost; Texture with 'depth' label";
+        assert_eq!(wgpu_label(device).as_deref(), Some("depth"));
     }
 
     #[test]

@@ -83,6 +83,13 @@ fn caret_columns(text: &str) -> usize {
     columns(text).max(1)
 }
 
+/// Pushes `count` copies of `c` onto `out`.
+fn push_repeated(out: &mut String, c: char, count: usize) {
+    for _ in 0..count {
+        out.push(c);
+    }
+}
+
 /// The padding that puts a caret under the column just after `before` (the
 /// line up to the span): one space per display column, and each tab kept as a
 /// tab.
@@ -92,7 +99,7 @@ fn caret_padding(before: &str) -> String {
         if i > 0 {
             pad.push('\t');
         }
-        pad.push_str(&" ".repeat(columns(run)));
+        push_repeated(&mut pad, ' ', columns(run));
     }
     pad
 }
@@ -287,16 +294,16 @@ pub fn format_message(label: &str, source: &str, msg: &CompilationMessage) -> St
                 .char_indices()
                 .nth(loc.column as usize - 1)
                 .map_or(line_text, |(byte, _)| part(line_text, 0, byte));
-            let pad = caret_padding(before);
+            let mut underline = caret_padding(before);
+            push_repeated(&mut underline, '^', loc.caret_len);
             format!(
-                "{label}:{}:{} {}: {}\n  {}\n  {}{}",
+                "{label}:{}:{} {}: {}\n  {}\n  {}",
                 loc.line,
                 loc.column,
                 msg.kind.as_str(),
                 text,
                 line_text,
-                pad,
-                "^".repeat(loc.caret_len)
+                underline
             )
         }
     }
