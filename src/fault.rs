@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::str_search::{contains, find, from, part};
+use crate::str_search::{contains, find, find_byte, from, part};
 
 /// The kind of a fault. The first three are the WebGPU error classes; the others
 /// are failures the guard layer observes around them.
@@ -332,12 +332,12 @@ fn without_quotes(text: &str) -> &str {
 
 fn dawn_label(message: &str) -> Option<String> {
     let mut rest = message;
-    while let Some(open) = rest.find('[') {
+    while let Some(open) = find_byte(rest, b'[') {
         let after = from(rest, open + 1);
-        let close = after.find(']')?;
+        let close = find_byte(after, b']')?;
         let inside = part(after, 0, close);
         rest = from(after, close + 1);
-        let Some(q1) = inside.find('"') else {
+        let Some(q1) = find_byte(inside, b'"') else {
             continue;
         };
         let kind = part(inside, 0, q1).trim();

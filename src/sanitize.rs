@@ -71,7 +71,7 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> String {
 /// and call stacks on the following lines.
 #[doc(hidden)]
 pub fn first_line_only(text: &str) -> String {
-    let first = text.lines().next().unwrap_or("");
+    let first = crate::str_search::first_line(text);
     if text.trim_end().contains('\n') {
         format!("{first} […]")
     } else {
@@ -148,7 +148,7 @@ fn redact_words(text: &str) -> String {
             || contains(word, "%40")
             || word.contains('/')
             || word.contains('\\')
-            || word.matches('.').count() >= 2
+            || crate::str_search::count_byte(word, b'.') >= 2
             || longest >= 4
             || total >= 6
     })

@@ -10,7 +10,9 @@
 
 use std::fmt;
 
-use crate::str_search::{find, from, part};
+use crate::str_search::{
+    count_byte, find, find_byte, from, number, part, rfind_byte, split_at_byte,
+};
 use crate::text_width::columns;
 
 /// `GPUCompilationMessage.type`.
@@ -95,11 +97,14 @@ fn push_repeated(out: &mut String, c: char, count: usize) {
 /// tab.
 fn caret_padding(before: &str) -> String {
     let mut pad = String::new();
-    for (i, run) in before.split('\t').enumerate() {
-        if i > 0 {
+    let mut rest = Some(before);
+    while let Some(text) = rest {
+        let (run, after) = split_at_byte(text, b'\t');
+        push_repeated(&mut pad, ' ', columns(run));
+        if after.is_some() {
             pad.push('\t');
         }
-        push_repeated(&mut pad, ' ', columns(run));
+        rest = after;
     }
     pad
 }
@@ -132,14 +137,8 @@ pub fn utf16_to_byte(text: &str, utf16_offset: usize) -> usize {
 }
 
 fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
-    let start = part(source, 0, byte)
-        .rfind('\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let end = from(source, byte)
-        .find('\n')
-        .map(|i| byte + i)
-        .unwrap_or(source.len());
+    let start = rfind_byte(part(source, 0, byte), b'\n').map_or(0, |i| i + 1);
+    let end = find_byte(from(source, byte), b'\n').map_or(source.len(), |i| byte + i);
     let end = if end > start && source.as_bytes()[end - 1] == b'\r' {
         end - 1
     } else {
@@ -155,14 +154,16 @@ pub fn position_in_text(message: &str) -> Option<(u32, u32)> {
     let mut rest = message;
     while let Some(at) = find(rest, "wgsl:") {
         let after = from(rest, at + 5);
-        let mut parts = after.splitn(3, ':');
-        let line = parts.next().and_then(|l| l.parse::<u32>().ok());
-        let column = parts.next().map(|c| {
-            c.chars()
-                .take_while(|ch| ch.is_ascii_digit())
-                .collect::<String>()
-        });
-        if let (Some(line), Some(column)) = (line, column.and_then(|c| c.parse::<u32>().ok())) {
+        // `LINE:COLUMN`, the column's digits perhaps followed by more text.
+        let (line, column) = match split_at_byte(after, b':') {
+            (line, Some(rest)) => {
+                let (column, _) = split_at_byte(rest, b':');
+                let digits = column.bytes().take_while(u8::is_ascii_digit).count();
+                (number(line), number(part(column, 0, digits)))
+            }
+            (_, None) => (None, None),
+        };
+        if let (Some(line), Some(column)) = (line, column) {
             if line > 0 && column > 0 {
                 return Some((line, column));
             }
@@ -183,14 +184,10 @@ fn placeholder_position(msg: &CompilationMessage) -> Option<(u32, u32)> {
 fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
     let mut line_start = 0usize;
     for _ in 1..line {
-        line_start = from(source, line_start)
-            .find('\n')
-            .map(|i| line_start + i + 1)?;
+        line_start = find_byte(from(source, line_start), b'\n').map(|i| line_start + i + 1)?;
     }
-    let line_end = from(source, line_start)
-        .find('\n')
-        .map(|i| line_start + i)
-        .unwrap_or(source.len());
+    let line_end =
+        find_byte(from(source, line_start), b'\n').map_or(source.len(), |i| line_start + i);
     Some((line_start, line_end))
 }
 
@@ -236,7 +233,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         return None;
     }
     let total_utf16: usize = source.chars().map(char::len_utf16).sum();
-    let line_of = |byte: usize| part(source, 0, byte).matches('\n').count() as u32 + 1;
+    let line_of = |byte: usize| count_byte(part(source, 0, byte), b'\n') as u32 + 1;
     let by_offset = if (msg.offset as usize) <= total_utf16 {
         let byte = utf16_to_byte(source, msg.offset as usize);
         (line_of(byte) == msg.line_num).then_some(byte)
@@ -275,11 +272,16 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
 /// line break and appends its own source excerpt, which the caret replaces.
 #[doc(hidden)]
 pub fn headline(message: &str) -> &str {
-    message
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or("")
+    let mut rest = Some(message);
+    while let Some(text) = rest {
+        let (line, after) = split_at_byte(text, b'\n');
+        let line = line.trim();
+        if !line.is_empty() {
+            return line;
+        }
+        rest = after;
+    }
+    ""
 }
 
 /// Formats one message: header, source line, caret underline.
