@@ -75,13 +75,6 @@ pub async fn request_device(adapter: &GpuAdapter, label: &str) -> Result<GpuDevi
     Ok(value.unchecked_into())
 }
 
-fn string_field(object: &JsValue, key: &str) -> String {
-    js_sys::Reflect::get(object, &JsValue::from_str(key))
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_default()
-}
-
 /// A one-line description of the adapter, read defensively: a browser without
 /// `adapter.info` (or with empty fields, as Firefox gives) gets a description
 /// from what is there, never an exception.
@@ -91,7 +84,7 @@ pub fn adapter_name(adapter: &GpuAdapter) -> String {
     let mut name = String::new();
     if info.is_object() {
         for key in ["vendor", "architecture", "description"] {
-            let part = string_field(&info, key);
+            let part = crate::web::js::text_field(&info, key);
             if part.is_empty() {
                 continue;
             }

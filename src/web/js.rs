@@ -62,6 +62,17 @@ pub fn epoch_ms() -> f64 {
     })
 }
 
+/// The string property `key` of `object`, or `""` (absent, not a string, or a
+/// getter that throws). Read this way, a WebGPU enum such as a loss's `reason`
+/// or a message's `type` is never converted into web-sys's enum first (whose
+/// conversion of a value it does not know can only panic).
+pub fn text_field(object: &JsValue, key: &str) -> String {
+    js_sys::Reflect::get(object, &JsValue::from_str(key))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
 /// The string form of a web-sys string enum.
 pub fn enum_str<T: Into<JsValue>>(value: T) -> String {
     value.into().as_string().unwrap_or_default()

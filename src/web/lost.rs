@@ -6,7 +6,7 @@ use web_sys::GpuDevice;
 
 use crate::held::Held;
 use crate::supervisor::LossReason;
-use crate::web::js::enum_str;
+use crate::web::js::text_field;
 
 type OnLost = Box<dyn FnOnce(LossReason, String)>;
 
@@ -53,7 +53,10 @@ pub fn watch_lost(
     let lost = device.lost();
     wasm_bindgen_futures::spawn_local(async move {
         let (reason, message) = match lost.await {
-            Ok(info) => (LossReason::parse(&enum_str(info.reason())), info.message()),
+            Ok(info) => (
+                LossReason::parse(&text_field(&info, "reason")),
+                info.message(),
+            ),
             Err(e) => (LossReason::Unknown, crate::web::js::describe(&e)),
         };
         let callback = armed.upgrade().and_then(|slot| slot.take().flatten());

@@ -15,7 +15,7 @@ use web_sys::{
 use crate::fault::{Fault, FaultKind};
 use crate::web::alloc::{GpuResource, Tracked};
 use crate::web::device::GuardedDevice;
-use crate::web::js::{describe, enum_str};
+use crate::web::js::{describe, text_field};
 
 /// A pipeline being compiled. Start several, then [`PendingPipeline::finish`] each:
 /// they compile in parallel.
@@ -38,13 +38,13 @@ pub struct PendingPipeline<T> {
 
 fn pipeline_fault(label: &str, error: &JsValue) -> Fault {
     if let Some(pipeline_error) = error.dyn_ref::<GpuPipelineError>() {
-        let message = js_sys::Reflect::get(pipeline_error, &"message".into())
-            .ok()
-            .and_then(|m| m.as_string())
-            .unwrap_or_default();
         Fault::new(
             FaultKind::Pipeline,
-            format!("{} ({})", message, enum_str(pipeline_error.reason())),
+            format!(
+                "{} ({})",
+                text_field(pipeline_error, "message"),
+                text_field(pipeline_error, "reason")
+            ),
         )
         .on_object(label)
     } else {

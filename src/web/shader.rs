@@ -11,7 +11,7 @@ use crate::shader_diag::{CompilationMessage, MessageType, ShaderDiagnostics};
 use crate::web::alloc::{CallScopes, Tracked};
 use crate::web::bindings::try_create_shader_module;
 use crate::web::device::GuardedDevice;
-use crate::web::js::{describe, enum_str};
+use crate::web::js::{describe, text_field};
 use crate::web::scope::{tag_fault, Filter, ScopeSet};
 
 /// A module that compiled, with any warnings and infos.
@@ -53,7 +53,7 @@ fn read_message(m: &GpuCompilationMessage) -> CompilationMessage {
         }
     };
     CompilationMessage {
-        kind: MessageType::parse(&enum_str(m.type_())),
+        kind: MessageType::parse(&text_field(m, "type")),
         message: m.message(),
         line_num: clamp(m.line_num()),
         line_pos: clamp(m.line_pos()),
