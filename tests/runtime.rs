@@ -1013,6 +1013,108 @@ async fn a_frame_that_throws_leaves_nothing_borrowed_for_the_next_resize() {
 }
 
 #[wasm_bindgen_test]
+async fn a_with_live_closure_that_throws_leaves_nothing_borrowed_and_is_reported() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 100, 50);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    // Called from JavaScript, as a page's button would: before, the throw
+    // crossed `with_live` with the resources borrowed and reached the caller.
+    let runtime = r.clone();
+    let call = Closure::<dyn Fn() -> bool>::new(move || {
+        runtime.with_live(|_, _| throw_through_wasm()).is_none()
+    });
+    let answered =
+        js_sys::Function::new_with_args("f", "try { return f(); } catch (e) { return 'threw'; }")
+            .call1(&JsValue::NULL, call.as_ref())
+            .unwrap();
+    assert_eq!(answered, JsValue::TRUE, "with_live let the throw through");
+    let lines = r.faults().recent_lines();
+    assert!(
+        lines.iter().any(|l| l.contains("with_live threw")),
+        "{lines:?}"
+    );
+    // The resources are not left borrowed: the next resize runs.
+    display_at(&r, 150, 75);
+    let scale = |v: u32| (f64::from(v) * ratio()).round() as u32;
+    wait_until("the resize after the throw", || {
+        r.app().resized_to.borrow().len() == 1
+    })
+    .await;
+    assert_eq!(
+        *r.app().resized_to.borrow(),
+        vec![(1, scale(150), scale(75))]
+    );
+    r.stop();
+}
+
+#[wasm_bindgen_test]
+async fn an_injected_storm_ends_with_its_device() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.inject(webgpu_guard::chaos::Injection::Storm {
+        per_second: 20,
+        for_ms: u32::MAX,
+    })
+    .expect("a storm");
+    assert!(r.guard().injector().storm_running());
+    r.force_recovery();
+    wait_state(&r, "running", 2).await;
+    // Before, its timer went on writing to the retired device, and kept it.
+    assert!(
+        !r.guard().injector().storm_running(),
+        "the storm outlived its device"
+    );
+    r.stop();
+}
+
+/// Replaces the console's methods with ones that throw (a page's hook gone
+/// wrong), or puts back the ones it replaced.
+fn console_throws(throwing: bool) {
+    js_sys::Function::new_with_args(
+        "throwing",
+        "if (throwing) { \
+           window.__savedConsole = ['error', 'warn', 'info', 'debug'].map(k => [k, console[k]]); \
+           for (const [k] of window.__savedConsole) console[k] = () => { throw new Error('a console hook ' + k); }; \
+         } else { \
+           for (const [k, f] of window.__savedConsole) console[k] = f; \
+         }",
+    )
+    .call1(&JsValue::NULL, &throwing.into())
+    .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_console_that_throws_loses_its_lines_and_nothing_else() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    console_throws(true);
+    *r.app().on_frame.borrow_mut() = Some(Box::new(|frame| {
+        if frame % 5 == 0 {
+            throw_through_wasm();
+        }
+    }));
+    // Frames that throw are reported (a console line, a telemetry line on
+    // `console.debug`) while every console method throws.
+    wait_until("two thrown frames", || r.status().frames_thrown >= 2).await;
+    console_throws(false);
+    let thrown = r.status().frames_thrown;
+    assert!(
+        r.status().net.other >= 2,
+        "the thrown frames were not counted: {:?}",
+        r.status().net
+    );
+    // The runtime still hears its events (before: the loop stayed busy for
+    // good, and `stop()` waited in its queue for ever).
+    r.stop();
+    wait_until("stopped", || r.status().state.as_str() == "stopped").await;
+    assert!(r.status().frames_thrown >= thrown);
+}
+
+#[wasm_bindgen_test]
 async fn an_attempt_stuck_in_build_keeps_nothing_of_a_stopped_runtime_alive() {
     let r = runtime();
     r.app().hang_in_build.set(true);

@@ -68,17 +68,10 @@ impl TelemetrySink for ConsoleSink {
         let frame = e
             .frame
             .map_or_else(|| "none".to_string(), |n| n.to_string());
-        web_sys::console::debug_1(
-            &format!(
-                "{} telemetry {} \"{}\" x{} frame {frame}: {}",
-                log::PREFIX,
-                e.kind,
-                e.label,
-                e.occurrences,
-                e.message
-            )
-            .into(),
-        );
+        log::debug(&format!(
+            "telemetry {} \"{}\" x{} frame {frame}: {}",
+            e.kind, e.label, e.occurrences, e.message
+        ));
         Ok(())
     }
 }
@@ -397,6 +390,9 @@ impl FaultSink {
                     Delivery::Adapter(adapter) => sink.adapter(&adapter),
                 }
             }
+            // A sink replaced while it sent holds its last reference here:
+            // its `Drop` is the application's code.
+            let _ = crate::web::crash::drop_in_trampoline(sink);
         }
         self.shared.delivering.set(false);
     }

@@ -102,6 +102,11 @@ impl Injector {
         drop(previous);
     }
 
+    /// Whether an injected storm is under way.
+    pub fn storm_running(&self) -> bool {
+        self.storm.with(|storm| storm.is_some()).unwrap_or(false)
+    }
+
     /// Stops the storm under way, if any.
     pub fn stop_storm(&self) {
         let storm = self.storm.take();

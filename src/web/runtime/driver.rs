@@ -154,6 +154,12 @@ impl<A: App> Inner<A> {
             Job::Event(event, handover) => {
                 let mut handover = handover;
                 for command in this.driver.decide(event) {
+                    // A command whose application code trapped (a `Drop` that
+                    // panicked in a teardown) ends the job: the crash path
+                    // runs next, and nothing after it (no new attempt).
+                    if crash::crashed() {
+                        return drop_handover(handover);
+                    }
                     Inner::carry_out(this, command, &mut handover);
                 }
                 // What no command took is let go, quietly.
@@ -391,7 +397,15 @@ impl<A: App> Inner<A> {
 /// A job dropped unrun (after a crash): a device it carries is destroyed, what
 /// it built is leaked (its state cannot be trusted).
 fn drop_job<R>(job: Job<R>) {
-    if let Job::Event(_, Handover::Built(gpu, resources)) = job {
+    if let Job::Event(_, handover) = job {
+        drop_handover(handover);
+    }
+}
+
+/// What an event carried, let go after a crash: a device is destroyed, what
+/// an attempt built is leaked.
+fn drop_handover<R>(handover: Handover<R>) {
+    if let Handover::Built(gpu, resources) = handover {
         std::mem::forget(gpu);
         std::mem::forget(resources);
     }

@@ -112,7 +112,17 @@ impl FallbackShow {
         fallback: &Fallback,
     ) -> Result<(), wasm_bindgen::JsValue> {
         match self.hook.get().flatten() {
-            Some(hook) => crate::web::crash::trampoline(&mut || hook(fallback)),
+            Some(hook) => {
+                // Dropped inside the trampoline too: a hook that replaced
+                // itself holds the last reference, and its `Drop` is the
+                // application's code.
+                let mut hook = Some(hook);
+                crate::web::crash::trampoline(&mut || {
+                    if let Some(hook) = hook.take() {
+                        hook(fallback);
+                    }
+                })
+            }
             None => {
                 self.remove_view();
                 let view = FallbackView::show(canvas, fallback);

@@ -104,9 +104,12 @@ mod enabled {
             self.guard.injector().clear();
         }
 
-        /// Cancels a loss due after some frames (its device is gone).
+        /// Cancels what was injected on a device being torn down: a loss due
+        /// after some frames and a storm (whose timer would go on writing to
+        /// the retired device, and keep it).
         pub(crate) fn cancel_pending_loss(&self) {
             self.guard.injector().cancel_pending_loss();
+            self.guard.injector().stop_storm();
         }
 
         fn inject_loss(this: &Rc<Self>, gpu: &GpuContext) {

@@ -306,15 +306,38 @@ impl<A: App> Runtime<A> {
     }
 
     /// Runs `f` on the live GPU state, if the device is running (`None`
-    /// too from inside [`App::resize`], which holds the resources mutably).
+    /// too from inside [`App::resize`], which holds the resources mutably,
+    /// and when `f` throws through WebAssembly: the throw ends there, is
+    /// reported as a fault, and nothing is left borrowed).
     pub fn with_live<R>(&self, f: impl FnOnce(&GpuContext, &A::Resources) -> R) -> Option<R> {
         let live = self.inner.slot.live()?;
+        let mut answer = None;
         // Not the runtime's borrow: the resources' own, shared with frames,
-        // exclusive during a resize.
-        let answer = match live.resources.try_borrow() {
-            Ok(resources) => Some(f(&live.gpu, &resources)),
-            Err(_) => None,
-        };
+        // exclusive during a resize. Taken here and `f` called through the
+        // trampoline, so that a throw in `f` (which skips every destructor of
+        // the frames it crosses) ends before this borrow's release.
+        if let Ok(resources) = live.resources.try_borrow() {
+            let mut f = Some(f);
+            let called = crate::web::crash::trampoline(&mut || {
+                if let Some(f) = f.take() {
+                    answer = Some(f(&live.gpu, &resources));
+                }
+            });
+            if let Err(thrown) = called {
+                if !crate::web::crash::crashed() {
+                    self.inner
+                        .guard
+                        .faults()
+                        .report_ref(&crate::fault::Fault::new(
+                            crate::fault::FaultKind::Exception,
+                            format!(
+                                "the closure given to with_live threw: {}",
+                                crate::web::js::describe(&thrown)
+                            ),
+                        ));
+                }
+            }
+        }
         // The last reference when `f` stopped or recovered: the resources'
         // `Drop` runs through the trampoline.
         Inner::drop_resources(&self.inner, live);

@@ -31,14 +31,15 @@ impl Timers {
         drop(cancelled);
     }
 
-    /// Timer `token` fired: forgotten (its closure is running).
+    /// Timer `token` fired: dropped once its closure (running now) has
+    /// returned, in a microtask, so that no fired timer is leaked.
     pub(super) fn fired(&self, token: u64) {
         let fired = self.0.with(|timers| {
             let at = timers.iter().position(|(t, _)| *t == token);
             at.map(|at| timers.swap_remove(at).1)
         });
         if let Some(Some(fired)) = fired {
-            fired.forget();
+            wasm_bindgen_futures::spawn_local(async move { drop(fired) });
         }
     }
 
