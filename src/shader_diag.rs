@@ -188,6 +188,11 @@ fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
     }
     let line_end =
         find_byte(from(source, line_start), b'\n').map_or(source.len(), |i| line_start + i);
+    // Without the `\r` of a CRLF line break, as `line_bounds` reads a line.
+    let line_end = match source.as_bytes().get(line_end.wrapping_sub(1)) {
+        Some(b'\r') if line_end > line_start => line_end - 1,
+        _ => line_end,
+    };
     Some((line_start, line_end))
 }
 
@@ -255,7 +260,7 @@ pub fn locate(source: &str, msg: &CompilationMessage) -> Option<Location> {
         .chars()
         .map(char::len_utf16)
         .sum::<usize>()
-        + msg.length as usize;
+        .saturating_add(msg.length as usize);
     let end_byte = utf16_to_byte(source, end_utf16)
         .min(line_end)
         .max(start_byte);
@@ -418,6 +423,24 @@ mod tests {
             offset,
             length,
         }
+    }
+
+    #[test]
+    fn a_crlf_line_reads_as_its_lf_twin_and_a_huge_length_does_not_overflow() {
+        for (kind, m) in [
+            (
+                "line_pos past the end",
+                msg(MessageType::Error, 1, 4, 99, 1),
+            ),
+            ("offset on the break", msg(MessageType::Error, 1, 3, 2, 1)),
+        ] {
+            let crlf = format_message("w", "ab\r\ncd\r\n", &m);
+            let lf = format_message("w", "ab\ncd\n", &m);
+            assert_eq!(crlf.lines().next(), lf.lines().next(), "{kind}: {crlf:?}");
+        }
+        let huge = msg(MessageType::Error, 2, 2, 4, u32::MAX);
+        let text = format_message("w", "ab\ncd\n", &huge);
+        assert!(text.starts_with("w:2:2 error"), "{text}");
     }
 
     #[test]

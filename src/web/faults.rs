@@ -637,13 +637,17 @@ impl FaultSink {
             fault = fault.on_object(label);
         }
         let clean = self.sanitized(&fault);
+        // Read after the sanitiser: one that reports back had its note
+        // recorded at a later time, and an earlier one would read to the
+        // limiter as a clock gone backwards (which starts it afresh).
+        let now = now_ms();
         // The log itself, not `with_log`: this is where held counts go in.
         let recorded = self.shared.log.with(|log| {
             if held > 0 {
                 log.record_held(&fault, &clean, u64::from(held));
                 (None, 0.0)
             } else {
-                let line = log.record(&fault, &clean, started);
+                let line = log.record(&fault, &clean, now);
                 (line, log.silent_until().unwrap_or(0.0))
             }
         });

@@ -152,9 +152,12 @@ impl GuardedDevice {
             .map(|m| read_message(m.unchecked_ref::<GpuCompilationMessage>()))
             .collect();
         let diagnostics = ShaderDiagnostics::new(label, source, messages);
+        // Warnings as warnings, infos as notes; errors go in the one fault.
         for (raw, text) in diagnostics.messages.iter().zip(&diagnostics.formatted) {
-            if raw.kind != MessageType::Error {
-                self.faults().warn(text);
+            match raw.kind {
+                MessageType::Warning => self.faults().warn(text),
+                MessageType::Info => self.faults().note(text),
+                MessageType::Error => {}
             }
         }
         let device_lost = outcome.device_lost;
