@@ -1050,6 +1050,39 @@ async fn a_with_live_closure_that_throws_leaves_nothing_borrowed_and_is_reported
 }
 
 #[wasm_bindgen_test]
+async fn a_scope_set_a_throwing_frame_abandoned_is_popped_with_the_frame() {
+    let r = runtime();
+    // Every frame scoped: the frame's own set is under the application's.
+    r.set_frame_sampling(webgpu_guard::frame_sampling::FrameSampling::every(1));
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let device = r
+        .with_live(|gpu, _| gpu.device.clone())
+        .expect("a live device");
+    let target = r.status().frames + 3;
+    let thrown = Cell::new(false);
+    *r.app().on_frame.borrow_mut() = Some(Box::new(move |frame| {
+        if frame >= target && !thrown.replace(true) {
+            // The throw skips this set's `Drop`: before, the frame's pops took
+            // its scope, and one of the frame's stayed pushed for good.
+            let _own = webgpu_guard::web::scope::ScopeSet::push(
+                &device,
+                &[webgpu_guard::web::scope::Filter::Validation],
+            );
+            throw_through_wasm();
+        }
+    }));
+    wait_until("the thrown frame", || r.status().frames_thrown == 1).await;
+    TimeoutFuture::new(100).await;
+    assert_eq!(
+        r.scope_stack_balanced().await,
+        Some(true),
+        "a scope was left open"
+    );
+    r.stop();
+}
+
+#[wasm_bindgen_test]
 async fn an_injected_storm_ends_with_its_device() {
     let r = runtime();
     r.start();

@@ -358,6 +358,37 @@ async fn the_stack_is_balanced_after_an_exception_thrown_through_wasm_in_a_phase
 }
 
 #[wasm_bindgen_test]
+async fn a_scope_set_a_throw_abandoned_inside_a_phase_is_popped_with_it() {
+    // The application's own set inside the phase: the throw skips its `Drop`.
+    // Before, the phase's pops took its scope and one of the phase's stayed
+    // pushed for good, swallowing every later validation error.
+    let (d, net, _) = device_with_net(raw_device().await);
+    let result: Result<(), Fault> = d
+        .phase("abandons-a-set", || {
+            let _own = ScopeSet::push(&d, &[Filter::Validation]);
+            bad_buffer(&d, "caught-by-the-abandoned-set");
+            let raw: web_sys::GpuQueue = js_sys::Object::new().unchecked_into();
+            raw.submit(&[]);
+            Ok(())
+        })
+        .await;
+    assert_eq!(result.unwrap_err().kind, FaultKind::Exception);
+    flush(&d).await;
+    settle().await;
+    // What the abandoned set caught is reported, named by the phase.
+    let groups = net.groups();
+    assert!(
+        groups
+            .iter()
+            .any(|g| g.label == "caught-by-the-abandoned-set"
+                || g.first_message.contains("caught-by-the-abandoned-set")
+                || g.label == "abandons-a-set"),
+        "{groups:?}"
+    );
+    assert_stack_balanced(&d).await;
+}
+
+#[wasm_bindgen_test]
 async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
     let d = device().await;
     let result: Result<(), Fault> = d

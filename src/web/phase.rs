@@ -4,6 +4,7 @@
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
 use crate::web::guard::DiagnosticsLevel;
+use crate::web::handle::DeviceHandle;
 use crate::web::scope::{tag_fault, wait_all, Filter, ScopeOutcome, ScopeSet};
 
 impl GuardedDevice {
@@ -124,11 +125,11 @@ impl GuardedDevice {
         work: impl FnOnce() -> Result<T, Fault>,
     ) -> (Option<ScopeSet>, Result<T, Fault>) {
         if self.level() == DiagnosticsLevel::Off {
-            return (None, run_in_trampoline(work));
+            return (None, run_in_trampoline(self.as_ref(), origin, work));
         }
         let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
         self.enter_phase();
-        let result = run_in_trampoline(work);
+        let result = run_in_trampoline(self.as_ref(), origin, work);
         self.leave_phase();
         (Some(scopes), result)
     }
@@ -136,9 +137,15 @@ impl GuardedDevice {
 
 /// Runs `work` through the crash trampoline: a JavaScript exception thrown
 /// through WebAssembly (a raw binding that does not catch) becomes an
-/// [`FaultKind::Exception`] and the phase's scopes still pop; after a panic the
-/// fault says the application crashed.
-fn run_in_trampoline<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
+/// [`FaultKind::Exception`] and the phase's scopes still pop (scopes of sets the
+/// throw abandoned inside `work` first); after a panic the fault says the
+/// application crashed.
+fn run_in_trampoline<T>(
+    device: &DeviceHandle,
+    origin: &Origin,
+    work: impl FnOnce() -> Result<T, Fault>,
+) -> Result<T, Fault> {
+    let depth = crate::web::scope::open_depth(device);
     let mut work = Some(work);
     let mut result = None;
     let thrown = crate::web::crash::trampoline(&mut || {
@@ -146,6 +153,9 @@ fn run_in_trampoline<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fa
             result = Some(work());
         }
     });
+    if thrown.is_err() && !crate::web::crash::crashed() {
+        crate::web::scope::pop_abandoned(device, depth, origin.clone());
+    }
     match (thrown, result) {
         (Ok(()), Some(result)) => result,
         (Err(thrown), _) if crate::web::crash::crashed() => Err(Fault::new(

@@ -78,6 +78,38 @@ extern "C" {
         tag: f64,
         report: &js_sys::Function,
     );
+    fn guard_depth(device: &web_sys::GpuDevice) -> u32;
+    fn guard_pop_orphans(device: &web_sys::GpuDevice, depth: u32) -> js_sys::Array;
+}
+
+/// How many scopes the library's sets hold open on `device` now (a mark to
+/// hand [`pop_abandoned`] before code that may throw runs).
+pub(crate) fn open_depth(device: &DeviceHandle) -> u32 {
+    guard_depth(device.raw())
+}
+
+/// Pops the scopes open on `device` above `depth`: those of sets a JavaScript
+/// exception abandoned (it skips the `Drop` of every set it crosses), found
+/// after the trampoline stopped the throw. Without this, the enclosing frame's
+/// or phase's own pops would take them, and its scopes would stay pushed for
+/// good, swallowing every later error. What they caught goes to the fault
+/// sink, tagged with `origin`.
+pub(crate) fn pop_abandoned(device: &DeviceHandle, depth: u32, origin: Origin) {
+    let promises = guard_pop_orphans(device.raw(), depth);
+    let count = promises.length() as usize;
+    if count == 0 {
+        return;
+    }
+    PendingPops {
+        device: device.clone(),
+        filters: vec![Filter::Validation; count],
+        promises,
+        origin,
+        sequence: next_sequence(),
+        probed: false,
+        taken: false,
+    }
+    .detach();
 }
 
 /// An error-scope filter.
