@@ -139,12 +139,16 @@ pub fn utf16_to_byte(text: &str, utf16_offset: usize) -> usize {
 fn line_bounds(source: &str, byte: usize) -> (usize, usize) {
     let start = rfind_byte(part(source, 0, byte), b'\n').map_or(0, |i| i + 1);
     let end = find_byte(from(source, byte), b'\n').map_or(source.len(), |i| byte + i);
-    let end = if end > start && source.as_bytes()[end - 1] == b'\r' {
-        end - 1
-    } else {
-        end
-    };
-    (start, end.max(start))
+    (start, without_cr(source, start, end).max(start))
+}
+
+/// The end of the line `start..end` of `source` without the `\r` of a CRLF
+/// line break.
+fn without_cr(source: &str, start: usize, end: usize) -> usize {
+    match source.as_bytes().get(end.wrapping_sub(1)) {
+        Some(b'\r') if end > start => end - 1,
+        _ => end,
+    }
 }
 
 /// The position a compiler wrote into its message text (naga, in Firefox:
@@ -188,12 +192,7 @@ fn line_range(source: &str, line: u32) -> Option<(usize, usize)> {
     }
     let line_end =
         find_byte(from(source, line_start), b'\n').map_or(source.len(), |i| line_start + i);
-    // Without the `\r` of a CRLF line break, as `line_bounds` reads a line.
-    let line_end = match source.as_bytes().get(line_end.wrapping_sub(1)) {
-        Some(b'\r') if line_end > line_start => line_end - 1,
-        _ => line_end,
-    };
-    Some((line_start, line_end))
+    Some((line_start, without_cr(source, line_start, line_end)))
 }
 
 /// Locates a (line, character column) position: the byte where it starts.

@@ -85,6 +85,15 @@ pub fn install_panic_hook() {
     });
 }
 
+/// The fault of application code that threw `thrown` through WebAssembly:
+/// of kind exception, `what` then what was thrown (`"the frame threw: ..."`).
+pub(crate) fn thrown_fault(what: &str, thrown: &JsValue) -> crate::fault::Fault {
+    crate::fault::Fault::new(
+        crate::fault::FaultKind::Exception,
+        format!("{what}: {}", crate::web::js::describe(thrown)),
+    )
+}
+
 /// Runs `f` through the trampoline. `Err` carries what it threw (a JavaScript
 /// exception, or a trap, in which case [`crashed`] is now true).
 ///

@@ -28,9 +28,7 @@ export function uncaptured_hooks(handler, orphans) {
       if (kind !== 'Device' && kind !== 'Queue' && label !== '') return label;
     }
   };
-  // The label quoted in a message, as webgpu_guard::fault::label_in_message
-  // finds it: Dawn's `[Kind "label"]` first, else wgpu's form.
-  const labelOf = (m) => dawnLabel(m) || wgpuLabel(m);
+  // Dawn's `[Kind "label"]`, as webgpu_guard::fault's dawn_label reads it.
   const dawnLabel = (m) => {
     let from = 0;
     for (;;) {
@@ -56,6 +54,9 @@ export function uncaptured_hooks(handler, orphans) {
       if (start < end) return m.slice(start, end);
     }
   };
+  // The label quoted in a message, as webgpu_guard::fault::label_in_message
+  // finds it: Dawn's form first, else wgpu's.
+  const labelOf = (m) => dawnLabel(m) || wgpuLabel(m);
   // Without a clock nothing is ever held: every error goes to the log.
   const performance = globalThis.performance;
   const now = performance === undefined ? () => Infinity : () => performance.now();

@@ -158,19 +158,13 @@ fn run_in_trampoline<T>(
     }
     match (thrown, result) {
         (Ok(()), Some(result)) => result,
-        (Err(thrown), _) if crate::web::crash::crashed() => Err(Fault::new(
-            FaultKind::Exception,
-            format!(
-                "the application crashed inside the phase: {}",
-                crate::web::js::describe(&thrown)
-            ),
+        (Err(thrown), _) if crate::web::crash::crashed() => Err(crate::web::crash::thrown_fault(
+            "the application crashed inside the phase",
+            &thrown,
         )),
-        (Err(thrown), _) => Err(Fault::new(
-            FaultKind::Exception,
-            format!(
-                "the phase threw (a raw web-sys call that does not catch?): {}",
-                crate::web::js::describe(&thrown)
-            ),
+        (Err(thrown), _) => Err(crate::web::crash::thrown_fault(
+            "the phase threw (a raw web-sys call that does not catch?)",
+            &thrown,
         )),
         (Ok(()), None) => Err(Fault::new(FaultKind::Exception, "the phase never ran")),
     }

@@ -158,12 +158,9 @@ impl<A: App> Inner<A> {
         }
         let built = match built {
             Ok(built) => built,
-            Err(thrown) => Err(Fault::new(
-                FaultKind::Exception,
-                format!(
-                    "the build threw (a raw web-sys call that does not catch?): {}",
-                    crate::web::js::describe(&thrown)
-                ),
+            Err(thrown) => Err(crash::thrown_fault(
+                "the build threw (a raw web-sys call that does not catch?)",
+                &thrown,
             )),
         };
         // Built (or failed) on a device that is still alive? A loss during build

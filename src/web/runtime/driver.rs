@@ -132,12 +132,9 @@ impl<A: App> Inner<A> {
                 break;
             }
             if let Err(thrown) = done {
-                this.guard.faults().report_ref(&Fault::new(
-                    FaultKind::Exception,
-                    format!(
-                        "the runtime caught an exception while handling its events: {}",
-                        crate::web::js::describe(&thrown)
-                    ),
+                this.guard.faults().report_ref(&crash::thrown_fault(
+                    "the runtime caught an exception while handling its events",
+                    &thrown,
                 ));
             }
             Inner::report_bugs(this);
@@ -308,13 +305,9 @@ impl<A: App> Inner<A> {
             None => this.guard.faults().note(&text),
         }
         if let Err(thrown) = this.fallback.show(&this.canvas, fallback) {
-            this.guard.faults().report_ref(&Fault::new(
-                FaultKind::Exception,
-                format!(
-                    "the fallback hook threw: {}",
-                    crate::web::js::describe(&thrown)
-                ),
-            ));
+            this.guard
+                .faults()
+                .report_ref(&crash::thrown_fault("the fallback hook threw", &thrown));
         }
     }
 
@@ -354,12 +347,9 @@ impl<A: App> Inner<A> {
             if crash::crashed() {
                 return;
             }
-            this.guard.faults().report_ref(&Fault::new(
-                FaultKind::Exception,
-                format!(
-                    "dropping the application's resources threw: {}",
-                    crate::web::js::describe(&thrown)
-                ),
+            this.guard.faults().report_ref(&crash::thrown_fault(
+                "dropping the application's resources threw",
+                &thrown,
             ));
         }
     }

@@ -12,7 +12,6 @@ use super::driver::Job;
 use super::frame_loop::Source;
 use super::slot::Live;
 use super::{App, FrameInfo, Inner};
-use crate::fault::{Fault, FaultKind};
 use crate::supervisor::Event;
 use crate::web::crash;
 use crate::web::js::now_ms;
@@ -169,12 +168,9 @@ impl<A: App> Inner<A> {
         drop(scope);
         if let Err(thrown) = thrown {
             this.frames.thrown.set(this.frames.thrown.get() + 1);
-            result = Err(Fault::new(
-                FaultKind::Exception,
-                format!(
-                    "the frame threw (a raw web-sys call that does not catch?): {}",
-                    crate::web::js::describe(&thrown)
-                ),
+            result = Err(crash::thrown_fault(
+                "the frame threw (a raw web-sys call that does not catch?)",
+                &thrown,
             ));
         }
         // A frame that ran long (a breakpoint, a long compile) is no stall:
@@ -237,12 +233,9 @@ impl<A: App> Inner<A> {
                 crash::trampoline(&mut || resized = this.app.resize(&live.gpu, &mut resources));
             match thrown {
                 Ok(()) => resized,
-                Err(thrown) => Err(Fault::new(
-                    FaultKind::Exception,
-                    format!(
-                        "the resize threw (a raw web-sys call that does not catch?): {}",
-                        crate::web::js::describe(&thrown)
-                    ),
+                Err(thrown) => Err(crash::thrown_fault(
+                    "the resize threw (a raw web-sys call that does not catch?)",
+                    &thrown,
                 )),
             }
         });

@@ -328,12 +328,9 @@ impl<A: App> Runtime<A> {
                     self.inner
                         .guard
                         .faults()
-                        .report_ref(&crate::fault::Fault::new(
-                            crate::fault::FaultKind::Exception,
-                            format!(
-                                "the closure given to with_live threw: {}",
-                                crate::web::js::describe(&thrown)
-                            ),
+                        .report_ref(&crate::web::crash::thrown_fault(
+                            "the closure given to with_live threw",
+                            &thrown,
                         ));
                 }
             }
