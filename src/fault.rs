@@ -114,6 +114,11 @@ pub struct Origin {
 /// [`FaultKind::Exception`] (`From<JsValue>`), so `?` works on a raw web-sys
 /// call that catches, such as `surface.get_current_texture()?` in a frame.
 ///
+/// Its fields ([`FaultRecord`]) are read and changed through it
+/// (`fault.kind`, `fault.origin.phase`); they live behind one pointer, so a
+/// `Result<T, Fault>` is as small as `T` or a pointer. Take a field out with
+/// `std::mem::take(&mut fault.message)` or a clone.
+///
 /// ```
 /// use webgpu_guard::{Fault, FaultKind};
 /// let fault = Fault::new(FaultKind::Validation, "Offset (3) is not a multiple of 4.")
@@ -122,8 +127,12 @@ pub struct Origin {
 /// assert!(fault.to_string().starts_with("validation error in phase \"upload\" on \"vertices\""));
 /// assert!(fault.hint.is_some());
 /// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Fault(Box<FaultRecord>);
+
+/// What a [`Fault`] holds, read and changed through the fault itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fault {
+pub struct FaultRecord {
     /// What kind of failure this is.
     pub kind: FaultKind,
     /// The message, unchanged.
@@ -139,32 +148,51 @@ pub struct Fault {
     reported: bool,
 }
 
+impl std::ops::Deref for Fault {
+    type Target = FaultRecord;
+    fn deref(&self) -> &FaultRecord {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fault {
+    fn deref_mut(&mut self) -> &mut FaultRecord {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 impl Fault {
     /// A fault of `kind` with `message`; the hint is filled in from the message.
     pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
         let message = message.into();
         let hint = hint_for(&message);
-        Fault {
+        Fault(Box::new(FaultRecord {
             kind,
             message,
             origin: Origin::default(),
             hint,
             related: Vec::new(),
             reported: false,
-        }
+        }))
     }
 
     /// A fault without its hint, for the hot path of the error net: the hint is
     /// looked up only if a line is written ([`crate::fault_log::FaultLog`]).
     pub fn without_hint(kind: FaultKind, message: impl Into<String>) -> Self {
-        Fault {
+        Fault(Box::new(FaultRecord {
             kind,
             message: message.into(),
             origin: Origin::default(),
             hint: None,
             related: Vec::new(),
             reported: false,
-        }
+        }))
     }
 
     /// Whether the fault already went to the fault sink.
@@ -176,6 +204,22 @@ impl Fault {
     pub fn mark_reported(mut self) -> Self {
         self.reported = true;
         self
+    }
+
+    /// The fault again, with its related faults, not marked reported (a
+    /// fault handed back to the caller after it was reported).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn unreported(mut self) -> Self {
+        self.clear_reported();
+        self
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    fn clear_reported(&mut self) {
+        self.reported = false;
+        for related in &mut self.related {
+            related.clear_reported();
+        }
     }
 
     /// The label telemetry groups by: the object label the library knows
@@ -355,6 +399,26 @@ fn dawn_label(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fault_is_one_pointer_and_unreported_clears_every_level() {
+        assert_eq!(
+            std::mem::size_of::<Result<(), Fault>>(),
+            std::mem::size_of::<usize>()
+        );
+        let deep = Fault::new(FaultKind::Internal, "deep").mark_reported();
+        let middle = Fault::new(FaultKind::OutOfMemory, "middle")
+            .with_related(vec![deep])
+            .mark_reported();
+        let top = Fault::new(FaultKind::Validation, "top")
+            .with_related(vec![middle])
+            .mark_reported()
+            .unreported();
+        assert!(!top.is_reported());
+        assert!(!top.related[0].is_reported());
+        assert!(!top.related[0].related[0].is_reported());
+        assert_eq!(top.related[0].related[0].message, "deep");
+    }
 
     #[test]
     fn compile_errors_keep_what_was_caught_beside_them_but_not_their_own_echo() {

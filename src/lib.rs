@@ -128,7 +128,7 @@ pub(crate) fn test_uniform(seed: u64) -> impl FnMut() -> f64 {
     }
 }
 
-pub use fault::{CallSite, Fault, FaultKind, Origin};
+pub use fault::{CallSite, Fault, FaultKind, FaultRecord, Origin};
 
 /// What an application needs, in one import: `use webgpu_guard::prelude::*;`.
 #[cfg(target_arch = "wasm32")]

@@ -463,14 +463,7 @@ impl Drop for ScopeOutcome {
 
 /// `fault` again, not marked reported (a fault handed back to the caller).
 fn unreported(fault: Fault) -> Fault {
-    if !fault.is_reported() {
-        return fault;
-    }
-    let mut fresh = Fault::without_hint(fault.kind, fault.message);
-    fresh.origin = fault.origin;
-    fresh.hint = fault.hint;
-    fresh.related = fault.related.into_iter().map(unreported).collect();
-    fresh
+    fault.unreported()
 }
 
 impl ScopeOutcome {
