@@ -51,13 +51,9 @@ impl<R> Driver<R> {
         }
     }
 
-    /// A copy of the supervisor (`None` only if the library is wrong: it was
-    /// reached while lent, which is recorded).
-    pub(super) fn supervisor(&self) -> Option<Supervisor> {
-        self.supervisor.get()
-    }
-
-    fn read<T>(&self, f: impl FnOnce(&Supervisor) -> T) -> Option<T> {
+    /// What `f` reads of the supervisor (`None` only if the library is
+    /// wrong: it was reached while lent, which is recorded).
+    pub(super) fn read<T>(&self, f: impl FnOnce(&Supervisor) -> T) -> Option<T> {
         self.supervisor.with(|s| f(s))
     }
 

@@ -297,20 +297,33 @@ impl<A: App> Inner<A> {
             .try_borrow()
             .map(|l| (l.live(), l.peak()))
             .unwrap_or_default();
-        let s = self.driver.supervisor();
+        // What the supervisor says, read in place (no copy of it).
+        let said = self.driver.read(|s| {
+            (
+                s.state(),
+                s.generation(),
+                s.recoveries(),
+                s.last_loss().cloned(),
+                s.fallback().cloned(),
+                s.hidden(),
+            )
+        });
+        let (state, generation, recoveries, last_loss, fallback, hidden) = match said {
+            Some(said) => said,
+            None => (DeviceState::Idle, 0, 0, None, None, false),
+        };
         Status {
             // After a trap the supervisor may be out of reach (lent when it
             // struck): the state is what the module is.
-            state: match &s {
+            state: match state {
                 _ if crate::web::crash::crashed() => DeviceState::Crashed,
-                Some(s) => s.state(),
-                None => DeviceState::Idle,
+                state => state,
             },
-            generation: s.as_ref().map_or(0, |s| s.generation()),
-            recoveries: s.as_ref().map_or(0, |s| s.recoveries()),
-            last_loss: s.as_ref().and_then(|s| s.last_loss().cloned()),
-            fallback: s.as_ref().and_then(|s| s.fallback().cloned()),
-            hidden: s.as_ref().is_some_and(|s| s.hidden()),
+            generation,
+            recoveries,
+            last_loss,
+            fallback,
+            hidden,
             frames: self.frames.count(),
             net: self.guard.faults().stats(),
             live: ledger.0,
