@@ -5,7 +5,7 @@ use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
 use crate::web::guard::DiagnosticsLevel;
 use crate::web::handle::DeviceHandle;
-use crate::web::scope::{tag_fault, wait_all, Filter, ScopeOutcome, ScopeSet};
+use crate::web::scope::{settle, tag_fault, Filter, ScopeOutcome, ScopeSet};
 
 impl GuardedDevice {
     /// Whether the device is alive, known for certain: one round trip through the
@@ -47,7 +47,8 @@ impl GuardedDevice {
         if outermost {
             sets.extend(self.take_pending_calls());
         }
-        let mut outcomes = wait_all(sets).await;
+        // All of this device: settled as one, with one probe.
+        let mut outcomes = settle(sets, true).await;
         let device_lost = outcomes.iter().any(|o| o.device_lost);
         let phase_outcome = if outcomes.is_empty() {
             Default::default()

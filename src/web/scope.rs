@@ -353,7 +353,7 @@ impl PendingPops {
     /// Awaits the pops (with the liveness probe). What they caught reaches the
     /// fault sink once, by itself (see [`ScopeOutcome`]).
     pub async fn wait(self) -> ScopeOutcome {
-        wait_all(vec![self])
+        settle(vec![self], true)
             .await
             .pop()
             .unwrap_or_else(ScopeOutcome::empty)
@@ -602,7 +602,9 @@ pub async fn wait_all(sets: Vec<PendingPops>) -> Vec<ScopeOutcome> {
         .collect()
 }
 
-async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
+/// Awaits sets of pops of one device as one (one settle, with one liveness
+/// probe when `probe`); [`wait_all`] for sets of any devices.
+pub(crate) async fn settle(mut sets: Vec<PendingPops>, probe: bool) -> Vec<ScopeOutcome> {
     if sets.is_empty() {
         return Vec::new();
     }
