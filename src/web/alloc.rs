@@ -306,15 +306,40 @@ impl GuardedDevice {
         bytes: u64,
         create: impl FnOnce() -> Result<T, JsValue>,
     ) -> Result<Tracked<T>, Fault> {
+        // The typed part is only this: what is created, and its registration;
+        // the rest is one function for every kind of object.
+        let mut create = Some(create);
+        let mut object = None;
+        self.creation(T::KIND, scopes, site, label, &mut || {
+            object = create.take().map(|create| create()).transpose()?;
+            Ok(())
+        })?;
+        match object {
+            Some(object) => Ok(Tracked::register(object, label, bytes, self.ledger())),
+            None => Err(Fault::from(JsValue::UNDEFINED).on_object(label).at(site)),
+        }
+    }
+
+    /// A creation of a `kind` object, of any type: the label checked, the
+    /// call site recorded and the call scoped as the level says, `create` run
+    /// through the trampoline; `Err` names the object and the call site.
+    fn creation(
+        &self,
+        kind: ObjectKind,
+        scopes: CallScopes,
+        site: CallSite,
+        label: &str,
+        create: &mut dyn FnMut() -> Result<(), JsValue>,
+    ) -> Result<(), Fault> {
         if label.trim().is_empty() {
             return Err(Fault::new(
                 FaultKind::Exception,
-                format!("a {} needs a label", T::KIND.as_str()),
+                format!("a {} needs a label", kind.as_str()),
             )
             .at(site));
         }
         #[cfg(feature = "fault-injection")]
-        if let Some(fault) = self.injected_fault::<T>(label, site) {
+        if let Some(fault) = self.injected_fault(kind, label, site) {
             return Err(fault);
         }
         let level = self.level();
@@ -333,12 +358,9 @@ impl GuardedDevice {
         // Through the trampoline: a `create` that throws through WebAssembly (a
         // raw binding that does not catch) still closes the scopes pushed for
         // it, and is this creation's `Err` naming the object.
-        let mut create = Some(create);
-        let mut outcome = None;
-        let created = match crate::web::crash::trampoline(&mut || {
-            outcome = create.take().map(|create| create());
-        }) {
-            Ok(()) => outcome.unwrap_or(Err(JsValue::UNDEFINED)),
+        let mut outcome = Err(JsValue::UNDEFINED);
+        let created = match crate::web::crash::trampoline(&mut || outcome = create()) {
+            Ok(()) => outcome,
             Err(thrown) => Err(thrown),
         };
         if let Some(scopes) = per_call {
@@ -349,16 +371,13 @@ impl GuardedDevice {
                 pops.detach();
             }
         }
-        match created {
-            Ok(object) => Ok(Tracked::register(object, label, bytes, self.ledger())),
-            Err(exception) => Err(Fault::from(exception).on_object(label).at(site)),
-        }
+        created.map_err(|exception| Fault::from(exception).on_object(label).at(site))
     }
 
     /// The fault the armed injector makes this creation fail with, if any (a loss
     /// retires the device and lets the creation go on, as a real one would).
     #[cfg(feature = "fault-injection")]
-    fn injected_fault<T: GpuResource>(&self, label: &str, site: CallSite) -> Option<Fault> {
+    fn injected_fault(&self, kind: ObjectKind, label: &str, site: CallSite) -> Option<Fault> {
         let injector = self.guard().injector();
         if !injector.is_armed() {
             return None;
@@ -367,7 +386,7 @@ impl GuardedDevice {
             Some(BuildFault::OutOfMemory(_)) => Some(
                 Fault::new(
                     FaultKind::OutOfMemory,
-                    format!("injected out-of-memory creating a {}", T::KIND.as_str()),
+                    format!("injected out-of-memory creating a {}", kind.as_str()),
                 )
                 .on_object(label)
                 .at(site),
