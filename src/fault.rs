@@ -170,24 +170,25 @@ impl fmt::Debug for Fault {
 impl Fault {
     /// A fault of `kind` with `message`; the hint is filled in from the message.
     pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
-        let message = message.into();
-        let hint = hint_for(&message);
-        Fault(Box::new(FaultRecord {
-            kind,
-            message,
-            origin: Origin::default(),
-            hint,
-            related: Vec::new(),
-            reported: false,
-        }))
+        Fault::hinted(kind, message.into())
+    }
+
+    fn hinted(kind: FaultKind, message: String) -> Self {
+        let mut fault = Fault::of(kind, message);
+        fault.hint = hint_for(&fault.message);
+        fault
     }
 
     /// A fault without its hint, for the hot path of the error net: the hint is
     /// looked up only if a line is written ([`crate::fault_log::FaultLog`]).
     pub fn without_hint(kind: FaultKind, message: impl Into<String>) -> Self {
+        Fault::of(kind, message.into())
+    }
+
+    fn of(kind: FaultKind, message: String) -> Self {
         Fault(Box::new(FaultRecord {
             kind,
-            message: message.into(),
+            message,
             origin: Origin::default(),
             hint: None,
             related: Vec::new(),
