@@ -2567,6 +2567,61 @@ async fn a_frame_whose_scopes_were_taken_reports_the_misuse_on_a_live_device() {
     assert_eq!(rejections.count.get(), 0, "an unhandled rejection escaped");
 }
 
+/// Two phases of one device waiting at the same time: each keeps the per-call
+/// scopes and call sites of its own work (taken before it awaits), so each
+/// fails naming its own phase and call, and neither takes the other's.
+#[wasm_bindgen_test]
+async fn two_phases_waiting_at_once_each_keep_their_own_calls() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    for level in [DiagnosticsLevel::Attributed, DiagnosticsLevel::PerCall] {
+        let d = device().await;
+        d.set_level(level);
+        let (mut line_a, mut line_b) = (0, 0);
+        let bad = BufferUsages::MAP_READ | BufferUsages::MAP_WRITE;
+        let mut a = Box::pin(d.phase("phase-a", || {
+            line_a = line!() + 1;
+            d.create_buffer("bad-in-a", 64, bad).map(|_| ())
+        }));
+        let mut b = Box::pin(d.phase("phase-b", || {
+            line_b = line!() + 1;
+            d.create_buffer("bad-in-b", 64, bad).map(|_| ())
+        }));
+        // Both run their work and wait: `a` first, then `b`.
+        let mut context = Context::from_waker(Waker::noop());
+        assert!(a.as_mut().poll(&mut context).is_pending());
+        assert!(b.as_mut().poll(&mut context).is_pending());
+        let (a, b) = (a.await, b.await);
+        let names_its_call = level == DiagnosticsLevel::PerCall || engine_quotes_labels();
+        for (result, phase, object, line) in [
+            (a, "phase-a", "bad-in-a", line_a),
+            (b, "phase-b", "bad-in-b", line_b),
+        ] {
+            let fault = result.expect_err(&format!("{phase} fails at {level:?}"));
+            assert_eq!(
+                fault.origin.phase.as_deref(),
+                Some(phase),
+                "{level:?}: {fault}"
+            );
+            assert!(fault.related.is_empty(), "{level:?}: {fault}");
+            if names_its_call {
+                assert_eq!(fault.origin.object.as_deref(), Some(object), "{fault}");
+                assert_eq!(
+                    fault.origin.call_site.map(|s| s.line),
+                    Some(line),
+                    "{fault}"
+                );
+            }
+        }
+        assert_eq!(
+            d.recorded_call_sites(),
+            0,
+            "call sites kept after the phases"
+        );
+        assert_stack_balanced(&d).await;
+    }
+}
+
 #[wasm_bindgen_test]
 async fn attributed_call_sites_of_an_unawaited_phase_are_cleared_with_it() {
     let d = device().await;

@@ -255,31 +255,10 @@ impl GuardedDevice {
             .with(|sites| sites.push((label.to_string(), site)));
     }
 
-    /// Names the call behind `fault` from its object label (known to the library,
-    /// or quoted in the message), when attribution recorded a call with that label.
-    pub(crate) fn attribute(&self, mut fault: Fault) -> Fault {
-        if fault.origin.call_site.is_some() {
-            return fault;
-        }
-        let Some(label) = fault.object_label() else {
-            return fault;
-        };
-        let site = self
-            .inner
-            .call_sites
-            .with(|sites| {
-                sites
-                    .iter()
-                    .rev()
-                    .find(|(l, _)| *l == label)
-                    .map(|(_, s)| *s)
-            })
-            .flatten();
-        if let Some(site) = site {
-            fault.origin.call_site = Some(site);
-            fault.origin.object = Some(label);
-        }
-        fault
+    /// The call sites attribution recorded, taken (a phase takes those of its
+    /// own work before it awaits: another phase may run meanwhile).
+    pub(crate) fn take_call_sites(&self) -> Vec<(String, CallSite)> {
+        self.inner.call_sites.take().unwrap_or_default()
     }
 
     /// How many call sites attribution holds now (for tests: none outside a
@@ -287,9 +266,5 @@ impl GuardedDevice {
     #[doc(hidden)]
     pub fn recorded_call_sites(&self) -> usize {
         self.inner.call_sites.with(|s| s.len()).unwrap_or(0)
-    }
-
-    pub(crate) fn clear_call_sites(&self) {
-        self.inner.call_sites.with(Vec::clear);
     }
 }

@@ -1,7 +1,7 @@
 //! Phases: a labelled, synchronous piece of work inside one scope set of every
 //! filter, awaited together with the per-call pops it collected.
 
-use crate::fault::{Fault, FaultKind, Origin};
+use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
 use crate::web::guard::DiagnosticsLevel;
 use crate::web::handle::DeviceHandle;
@@ -43,9 +43,13 @@ impl GuardedDevice {
             return result.map_err(|f| self.report(tag_fault(f, &origin)));
         };
         let mut sets = vec![scopes.close_probed()];
-        let outermost = !self.in_phase();
-        if outermost {
+        // The per-call scopes and call sites of this phase's work, taken before
+        // it awaits: another phase of this device may run its work meanwhile.
+        // (A phase inside another's work leaves them to the outermost.)
+        let mut call_sites = Vec::new();
+        if !self.in_phase() {
             sets.extend(self.take_pending_calls());
+            call_sites = self.take_call_sites();
         }
         // All of this device: settled as one, with one probe.
         let mut outcomes = settle(sets, true).await;
@@ -74,11 +78,8 @@ impl GuardedDevice {
                 .into_iter()
                 .flat_map(ScopeOutcome::take_faults)
                 .chain(phase_outcome.take_faults())
-                .map(|f| self.attribute(tag_fault(f, &origin))),
+                .map(|f| attribute(tag_fault(f, &origin), &call_sites)),
         );
-        if outermost {
-            self.clear_call_sites();
-        }
         match result {
             Ok(value) if faults.is_empty() => Ok(value),
             _ => {
@@ -113,7 +114,7 @@ impl GuardedDevice {
             drop(self.take_pending_calls());
             // Its call sites go with it: nothing here awaits the errors they
             // would name.
-            self.clear_call_sites();
+            drop(self.take_call_sites());
         }
         result.map_err(|f| self.report(tag_fault(f, &origin)))
     }
@@ -134,6 +135,24 @@ impl GuardedDevice {
         self.leave_phase();
         (Some(scopes), result)
     }
+}
+
+/// Names the call behind `fault` from its object label (known to the library,
+/// or quoted in the message), when attribution recorded a call with that label
+/// among `call_sites` (the phase's own).
+fn attribute(mut fault: Fault, call_sites: &[(String, CallSite)]) -> Fault {
+    if fault.origin.call_site.is_some() {
+        return fault;
+    }
+    let Some(label) = fault.object_label() else {
+        return fault;
+    };
+    let site = call_sites.iter().rev().find(|(l, _)| *l == label);
+    if let Some((_, site)) = site {
+        fault.origin.call_site = Some(*site);
+        fault.origin.object = Some(label);
+    }
+    fault
 }
 
 /// Runs `work` through the crash trampoline: a JavaScript exception thrown
