@@ -1421,6 +1421,64 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
     call_window("gpuStop");
 }
 
+/// The page's intervals still set: `window.setInterval` and `clearInterval`
+/// wrapped (once) so that the ids set and not cleared are known.
+fn live_intervals() -> js_sys::Set {
+    js_sys::Function::new_no_args(
+        "if (!window.__liveIntervals) {
+           const live = new Set();
+           const set = window.setInterval.bind(window);
+           const clear = window.clearInterval.bind(window);
+           window.setInterval = (...args) => { const id = set(...args); live.add(id); return id; };
+           window.clearInterval = (id) => { live.delete(id); clear(id); };
+           window.__liveIntervals = live;
+         }
+         return window.__liveIntervals;",
+    )
+    .call0(&JsValue::NULL)
+    .unwrap()
+    .unchecked_into()
+}
+
+/// The ids in `now` that were not in `before`.
+fn set_since(before: &[JsValue], now: &js_sys::Set) -> Vec<JsValue> {
+    let mut added = Vec::new();
+    now.for_each(&mut |id, _, _| {
+        if !before.contains(&id) {
+            added.push(id);
+        }
+    });
+    added
+}
+
+/// A stopped runtime that something keeps alive (a handle, the console
+/// functions) sets no clock: nothing of it runs until it starts again, and
+/// then its clock runs again (a stall is still found after the restart).
+#[wasm_bindgen_test]
+async fn a_stopped_runtime_kept_alive_keeps_no_clock_running() {
+    let live = live_intervals();
+    let before: Vec<JsValue> = live.keys().into_iter().map(|k| k.unwrap()).collect();
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let clock = set_since(&before, &live);
+    assert_eq!(clock.len(), 1, "one clock while running");
+    r.stop();
+    TimeoutFuture::new(100).await;
+    assert!(!live.has(&clock[0]), "the clock runs for a stopped runtime");
+    assert!(set_since(&before, &live).is_empty(), "an interval left set");
+    r.start();
+    wait_state(&r, "running", 2).await;
+    assert_eq!(
+        set_since(&before, &live).len(),
+        1,
+        "no clock after the restart"
+    );
+    r.stop();
+    TimeoutFuture::new(100).await;
+    assert!(set_since(&before, &live).is_empty(), "an interval left set");
+}
+
 #[wasm_bindgen_test]
 async fn a_resize_that_fails_is_tried_again_then_rebuilt_on_a_new_device() {
     let r = runtime();

@@ -354,6 +354,8 @@ impl<A: App> Runtime<A> {
     /// pending; nothing restarts until [`Runtime::start`].
     pub fn stop(&self) {
         self.inner.clear_injections();
+        // Nothing of a stopped runtime ticks until it starts again.
+        self.inner.watchers.stop_the_clock();
         Inner::dispatch(&self.inner, Event::Stop);
         // Once stopped, the runtime lives as long as its handles.
         Inner::let_go(&self.inner);

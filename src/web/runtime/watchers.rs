@@ -1,7 +1,7 @@
 //! What the runtime watches besides its device: the page's visibility, the
 //! clock (about once a second, for the supervisor to judge stalls by) and the
-//! canvas's displayed size. Each is set once, at the first start, and holds
-//! the runtime weakly.
+//! canvas's displayed size. Each is set at the first start (the clock at
+//! every start: a stop stops it) and holds the runtime weakly.
 
 use std::cell::Cell;
 use std::rc::{Rc, Weak};
@@ -44,7 +44,8 @@ impl Watchers {
         self.stalled.get()
     }
 
-    /// The clock stops (on drop and after a crash).
+    /// The clock stops (on a stop, on drop and after a crash; a start sets
+    /// it again).
     pub(super) fn stop_the_clock(&self) {
         drop(self.clock.take());
     }
