@@ -2472,6 +2472,66 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
     assert_stack_balanced(&d).await;
 }
 
+/// A live error whose listener a sanitizer removed while it handed its held
+/// counts over (the drain that runs before a live error) is written as the
+/// live error it is, not counted among the errors the silence held back.
+#[wasm_bindgen_test]
+async fn a_live_error_a_removed_listener_left_behind_is_written_not_held() {
+    let d = device().await;
+    let net = FaultSink::new(Rc::new(Cell::new(40)));
+    let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
+    let owned = listener.clone();
+    net.set_sanitizer(Some(Box::new(move |text: &str| {
+        if text.contains("remove-the-listener") {
+            let taken = owned.borrow_mut().take();
+            drop(taken);
+        }
+        text.to_string()
+    })));
+    // The page's clock, set by hand: the held group and the live error come
+    // in one go, before the listener's 100 ms timer hands the group over.
+    let clock = js_sys::Function::new_with_args(
+        "ms",
+        "if (ms === undefined) { delete performance.now; } \
+         else { performance.now = () => ms; }",
+    );
+    clock.call1(&JsValue::NULL, &1.0e9.into()).unwrap();
+    // Five lines and the cut-off line: the log is silent from here, and the
+    // listener holds what comes meanwhile.
+    for i in 0..10 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"warm-up\"] {i}"));
+    }
+    for i in 0..2 {
+        dispatch_uncaptured(d.raw(), 1, &format!("[Buffer \"remove-the-listener\"] {i}"));
+    }
+    // (Nothing read here: a reading hands the held counts over.)
+    // The silence over, a live error: the listener first hands the held group
+    // over, whose sanitising removes the listener.
+    clock
+        .call1(&JsValue::NULL, &(1.0e9 + 1100.0).into())
+        .unwrap();
+    dispatch_uncaptured(d.raw(), 1, "[Texture \"live-after-removal\"] written");
+    clock.call0(&JsValue::NULL).unwrap();
+    assert!(
+        listener.borrow().is_none(),
+        "the sanitizer removed the listener"
+    );
+    settle().await;
+    net.drain_held();
+    let stats = net.stats();
+    assert_eq!(stats.validation, 13, "{stats:?}");
+    // The cut-off's error, the four the listener held after it and the two
+    // held later: the live error is none of them.
+    assert_eq!(stats.suppressed, 7, "{stats:?}");
+    assert_eq!(stats.held_by_listener, 6, "{stats:?}");
+    assert_eq!(stats.logged, 7, "{stats:?}");
+    let lines = net.recent_lines().join("\n");
+    assert!(
+        lines.contains("live-after-removal"),
+        "never written: {lines}"
+    );
+}
+
 #[wasm_bindgen_test]
 async fn a_listener_removed_by_the_sanitizer_hands_its_held_counts_over_at_once() {
     // The sanitizer runs before the log is borrowed (as the telemetry sink runs

@@ -67,7 +67,8 @@ export function uncaptured_hooks(handler, orphans) {
   let timer = 0;
   // Once closed, the handler may be gone: nothing calls it, and whatever is
   // still held goes to `orphans` ([kind, first message, count] after one
-  // another), which the fault sink reads at its next chance.
+  // another; count 0 for a live error, written as such), which the fault sink
+  // reads at its next chance.
   let closed = false;
   // Hands one held group to the log. A negative answer: the log was busy (a
   // drain from inside its own work, a listener removed from inside it); the
@@ -98,7 +99,7 @@ export function uncaptured_hooks(handler, orphans) {
     const error = event.error;
     const kind = kindOf(error);
     if (closed) {
-      if (kind !== 0) orphans.push(kind, String(error.message), 1);
+      if (kind !== 0) orphans.push(kind, String(error.message), 0);
       return;
     }
     if (kind === 0) { handler(0, '', 0); return; }
@@ -137,7 +138,7 @@ export function uncaptured_hooks(handler, orphans) {
     }
     drain();
     // Removed by what the drain ran (a sink or a sanitizer dropping it).
-    if (closed) { orphans.push(kind, message, 1); return; }
+    if (closed) { orphans.push(kind, message, 0); return; }
     silentUntil = handler(kind, message, 0);
   };
   // The listener is being removed: what it holds goes in now; what the log

@@ -43,7 +43,7 @@ extern "C" {
     /// `handler(kind, first message, count)` at the next live error, at `drain()`,
     /// or 100 ms later. Counts the handler refuses once the hooks are closed (the
     /// log was busy), and errors that arrive after, go to `orphans` as `kind,
-    /// first message, count` triples.
+    /// first message, count` triples (count 0: one live error).
     fn uncaptured_hooks(handler: &js_sys::Function, orphans: &js_sys::Array) -> UncapturedHooks;
 
     #[wasm_bindgen(method, getter)]
@@ -295,8 +295,9 @@ impl FaultSink {
         }
     }
 
-    /// Records the counts removed listeners left in `orphans`, tagged with the
-    /// current frame, if the log is free; what it cannot take stays for the next
+    /// Records the counts removed listeners left in `orphans` (a count of 0 is
+    /// a live error, recorded and written as one), tagged with the current
+    /// frame, if the log is free; what it cannot take stays for the next
     /// chance.
     fn hand_over_orphans(&self) {
         let length = self.shared.orphans.length();
@@ -310,7 +311,7 @@ impl FaultSink {
             let kind = entries.get(at).as_f64().unwrap_or(0.0) as u32;
             let message = entries.get(at + 1).as_string().unwrap_or_default();
             let count = entries.get(at + 2).as_f64().unwrap_or(0.0) as u32;
-            if count > 0 && self.on_uncaptured(kind, message, count) < 0.0 {
+            if self.on_uncaptured(kind, message, count) < 0.0 {
                 // Busy again (a sanitizer at work): this group and the rest wait.
                 for rest in at..length {
                     self.shared.orphans.push(&entries.get(rest));
