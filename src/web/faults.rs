@@ -659,8 +659,10 @@ impl FaultSink {
                 silent_until
             }
             // Lent already (a bug, which the `Held` recorded): held counts stay
-            // where they are held.
-            None if held > 0 => return -1.0,
+            // where they are held, unless the module crashed (a trap inside the
+            // lend leaves it lent for good: the listener would offer them
+            // every 100 ms for ever).
+            None if held > 0 && !crate::web::crash::crashed() => return -1.0,
             None => {
                 self.count_reentrant();
                 0.0
