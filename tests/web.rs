@@ -73,7 +73,12 @@ fn distinct_bad_submit(d: &GuardedDevice) {
 /// Whether the engine quotes object labels in its messages (Dawn does, wgpu does
 /// not): what the library knows itself never depends on it.
 fn engine_quotes_labels() -> bool {
-    !is_firefox()
+    // Firefox's wgpu does not; WebKit's generic messages (the quirks shim)
+    // quote nothing.
+    let ua = web_sys::window()
+        .and_then(|w| w.navigator().user_agent().ok())
+        .unwrap_or_default();
+    !ua.contains("Firefox") && !ua.contains("webgpu-guard-quirks/webkit")
 }
 
 fn is_firefox() -> bool {
