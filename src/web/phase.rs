@@ -19,7 +19,7 @@ impl GuardedDevice {
 
     /// Runs `work` inside validation + out-of-memory + internal scopes (pushed in
     /// that order, popped in reverse) and returns its value, or one fault naming
-    /// the phase `label` (the others caught with it in [`Fault::related`]). The
+    /// the phase `label` (the others caught with it in [`FaultRecord::related`](crate::FaultRecord::related)). The
     /// fault is reported to the fault sink once, and returned.
     ///
     /// `work` is synchronous on purpose: an `.await` between push and pop would let
