@@ -312,7 +312,7 @@ fn print_size_breakdown(root: &Path) {
         }
     }
     parts.sort_by_key(|p| std::cmp::Reverse(p.1));
-    println!("\nThe demo's .wasm by part (twiggy, wasm-opt -Oz, names kept aside; raw bytes before gzip):");
+    println!("\nThe demo's .wasm by part (twiggy, wasm-opt as the pages run it, names kept aside; raw bytes before gzip):");
     for (part, size) in &parts {
         println!(
             "  {:<52} {:>8.1} KB {:>5.1}%",
@@ -626,7 +626,7 @@ fn report(results: &Value) {
 }
 
 fn print_sizes(root: &Path) {
-    println!("\nSizes (release, wasm-opt -Oz, gzip -9):");
+    println!("\nSizes (release; wasm-opt -Oz, then --flatten --rereloop -Oz -Oz; gzip -9):");
     let builds = [
         ("demo", root.join("dist")),
         ("particles example", root.join("dist").join("particles")),
