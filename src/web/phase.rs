@@ -39,8 +39,33 @@ impl GuardedDevice {
             ..Origin::default()
         };
         let (scopes, result) = self.run_scoped(&origin, work);
+        // The rest does not depend on `T`: one copy however many phases an
+        // application has.
+        let (value, fault) = match result {
+            Ok(value) => (Some(value), None),
+            Err(fault) => (None, Some(fault)),
+        };
+        match (
+            self.conclude_phase(label, &origin, scopes, fault).await,
+            value,
+        ) {
+            (Some(fault), _) => Err(fault),
+            (None, Some(value)) => Ok(value),
+            (None, None) => Err(Fault::new(FaultKind::Exception, "the phase never ran")),
+        }
+    }
+
+    /// What a phase's scopes caught, with the fault its work returned: one
+    /// fault naming the phase (the others related to it), reported, or `None`.
+    async fn conclude_phase(
+        &self,
+        label: &str,
+        origin: &Origin,
+        scopes: Option<ScopeSet>,
+        fault: Option<Fault>,
+    ) -> Option<Fault> {
         let Some(scopes) = scopes else {
-            return result.map_err(|f| self.report(tag_fault(f, &origin)));
+            return fault.map(|f| self.report(tag_fault(f, origin)));
         };
         let mut sets = vec![scopes.close_probed()];
         // The per-call scopes and call sites of this phase's work, taken before
@@ -60,8 +85,8 @@ impl GuardedDevice {
             outcomes.remove(0)
         };
         let mut faults: Vec<Fault> = Vec::new();
-        if let Err(fault) = &result {
-            faults.push(tag_fault(fault.clone(), &origin));
+        if let Some(fault) = fault {
+            faults.push(tag_fault(fault, origin));
         }
         if device_lost {
             faults.push(
@@ -78,15 +103,13 @@ impl GuardedDevice {
                 .into_iter()
                 .flat_map(ScopeOutcome::take_faults)
                 .chain(phase_outcome.take_faults())
-                .map(|f| attribute(tag_fault(f, &origin), &call_sites)),
+                .map(|f| attribute(tag_fault(f, origin), &call_sites)),
         );
-        match result {
-            Ok(value) if faults.is_empty() => Ok(value),
-            _ => {
-                let first = faults.remove(0);
-                Err(self.report(first.with_related(faults)))
-            }
+        if faults.is_empty() {
+            return None;
         }
+        let first = faults.remove(0);
+        Some(self.report(first.with_related(faults)))
     }
 }
 
