@@ -188,27 +188,38 @@ fn run_in_trampoline<T>(
     origin: &Origin,
     work: impl FnOnce() -> Result<T, Fault>,
 ) -> Result<T, Fault> {
-    let depth = crate::web::scope::open_depth(device);
     let mut work = Some(work);
     let mut result = None;
-    let thrown = crate::web::crash::trampoline(&mut || {
+    let thrown = trampoline_in_phase(device, origin, &mut || {
         if let Some(work) = work.take() {
             result = Some(work());
         }
     });
-    if thrown.is_err() && !crate::web::crash::crashed() {
-        crate::web::scope::pop_abandoned(device, depth, origin.clone());
-    }
     match (thrown, result) {
-        (Ok(()), Some(result)) => result,
-        (Err(thrown), _) if crate::web::crash::crashed() => Err(crate::web::crash::thrown_fault(
+        (None, Some(result)) => result,
+        (Some(fault), _) => Err(fault),
+        (None, None) => Err(Fault::new(FaultKind::Exception, "the phase never ran")),
+    }
+}
+
+/// The untyped part of [`run_in_trampoline`]: `f` through the trampoline, and
+/// the fault of a throw (after the scopes it abandoned are popped).
+fn trampoline_in_phase(
+    device: &DeviceHandle,
+    origin: &Origin,
+    f: &mut dyn FnMut(),
+) -> Option<Fault> {
+    let depth = crate::web::scope::open_depth(device);
+    let thrown = crate::web::crash::trampoline(f).err()?;
+    if crate::web::crash::crashed() {
+        return Some(crate::web::crash::thrown_fault(
             "the application crashed inside the phase",
             &thrown,
-        )),
-        (Err(thrown), _) => Err(crate::web::crash::thrown_fault(
-            "the phase threw (a raw web-sys call that does not catch?)",
-            &thrown,
-        )),
-        (Ok(()), None) => Err(Fault::new(FaultKind::Exception, "the phase never ran")),
+        ));
     }
+    crate::web::scope::pop_abandoned(device, depth, origin.clone());
+    Some(crate::web::crash::thrown_fault(
+        "the phase threw (a raw web-sys call that does not catch?)",
+        &thrown,
+    ))
 }
