@@ -1453,7 +1453,7 @@ fn set_since(before: &[JsValue], now: &js_sys::Set) -> Vec<JsValue> {
 
 /// A stopped runtime that something keeps alive (a handle, the console
 /// functions) sets no clock: nothing of it runs until it starts again, and
-/// then its clock runs again (a stall is still found after the restart).
+/// then its clock is set again.
 #[wasm_bindgen_test]
 async fn a_stopped_runtime_kept_alive_keeps_no_clock_running() {
     let live = live_intervals();

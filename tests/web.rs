@@ -2484,6 +2484,12 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
 async fn a_live_error_a_removed_listener_left_behind_is_written_not_held() {
     let d = device().await;
     let net = FaultSink::new(Rc::new(Cell::new(40)));
+    let events = js_sys::Array::new();
+    let collect = js_sys::Function::new_with_args("events", "return (e) => events.push(e);")
+        .call1(&JsValue::NULL, &events)
+        .unwrap()
+        .unchecked_into::<js_sys::Function>();
+    net.set_sink(Box::new(JsFunctionSink(collect)));
     let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
     let owned = listener.clone();
     net.set_sanitizer(Some(Box::new(move |text: &str| {
@@ -2500,6 +2506,14 @@ async fn a_live_error_a_removed_listener_left_behind_is_written_not_held() {
         "if (ms === undefined) { delete performance.now; } \
          else { performance.now = () => ms; }",
     );
+    /// Gives the page its clock back, whatever happens to the test.
+    struct RealClock(js_sys::Function);
+    impl Drop for RealClock {
+        fn drop(&mut self) {
+            let _ = self.0.call0(&JsValue::NULL);
+        }
+    }
+    let real_clock = RealClock(clock.clone());
     clock.call1(&JsValue::NULL, &1.0e9.into()).unwrap();
     // Five lines and the cut-off line: the log is silent from here, and the
     // listener holds what comes meanwhile.
@@ -2516,13 +2530,19 @@ async fn a_live_error_a_removed_listener_left_behind_is_written_not_held() {
         .call1(&JsValue::NULL, &(1.0e9 + 1100.0).into())
         .unwrap();
     dispatch_uncaptured(d.raw(), 1, "[Texture \"live-after-removal\"] written");
-    clock.call0(&JsValue::NULL).unwrap();
+    drop(real_clock);
     assert!(
         listener.borrow().is_none(),
         "the sanitizer removed the listener"
     );
+    // Handed over by itself, with nothing reading the fault sink first: the
+    // telemetry sink hears it.
     settle().await;
-    net.drain_held();
+    let sent: Vec<String> = events.iter().map(|e| describe_event(&e)).collect();
+    assert!(
+        sent.iter().any(|e| e.contains("live-after-removal")),
+        "never sent: {sent:?}"
+    );
     let stats = net.stats();
     assert_eq!(stats.validation, 13, "{stats:?}");
     // The cut-off's error, the four the listener held after it and the two
@@ -2685,6 +2705,49 @@ async fn two_phases_waiting_at_once_each_keep_their_own_calls() {
         );
         assert_stack_balanced(&d).await;
     }
+}
+
+/// A phase started inside another phase's work (polled there, awaited after)
+/// names its own call from the sites recorded so far: the outer phase takes
+/// them, and the inner one reads a copy.
+#[wasm_bindgen_test]
+async fn a_phase_started_inside_another_s_work_names_its_call() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    if !engine_quotes_labels() {
+        return; // Attribution reads the label the engine quotes.
+    }
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::Attributed);
+    let bad = BufferUsages::MAP_READ | BufferUsages::MAP_WRITE;
+    let mut line = 0;
+    let mut inner = None;
+    let outer = d
+        .phase("outer", || {
+            let mut started = Box::pin(d.phase("inner", || {
+                line = line!() + 1;
+                d.create_buffer("bad-in-the-inner-phase", 64, bad)
+                    .map(|_| ())
+            }));
+            let mut context = Context::from_waker(Waker::noop());
+            assert!(started.as_mut().poll(&mut context).is_pending());
+            inner = Some(started);
+            Ok(())
+        })
+        .await;
+    let fault = inner
+        .expect("started")
+        .await
+        .expect_err("the inner phase fails");
+    assert_eq!(fault.origin.phase.as_deref(), Some("inner"), "{fault}");
+    assert_eq!(
+        fault.origin.call_site.map(|s| s.line),
+        Some(line),
+        "{fault}"
+    );
+    // The inner phase's scopes, innermost, caught it: the outer saw nothing.
+    assert!(outer.is_ok(), "{outer:?}");
+    d.set_level(DiagnosticsLevel::Phases);
 }
 
 #[wasm_bindgen_test]

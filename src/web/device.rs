@@ -261,6 +261,12 @@ impl GuardedDevice {
         self.inner.call_sites.take().unwrap_or_default()
     }
 
+    /// A copy of the call sites attribution recorded so far (for a phase
+    /// nested in another's work, which leaves them to the outermost).
+    pub(crate) fn call_sites(&self) -> Vec<(String, CallSite)> {
+        self.inner.call_sites.get().unwrap_or_default()
+    }
+
     /// How many call sites attribution holds now (for tests: none outside a
     /// phase).
     #[doc(hidden)]

@@ -297,8 +297,9 @@ impl FaultSink {
 
     /// Records the counts removed listeners left in `orphans` (a count of 0 is
     /// a live error, recorded and written as one), tagged with the current
-    /// frame, if the log is free; what it cannot take stays for the next
-    /// chance.
+    /// frame, if the log is free; held counts it cannot take stay for the next
+    /// chance (a live error finding the log out of reach, which only a crash
+    /// leaves so, is counted as a reentrant failure).
     fn hand_over_orphans(&self) {
         let length = self.shared.orphans.length();
         if length < 3 {
@@ -721,7 +722,7 @@ impl Drop for UncapturedListener {
         // could not take (it was busy: a sink or a sanitizer dropped this guard)
         // waits in the fault sink's orphans, handed over at the fault sink's next reading or
         // record, and by itself as soon as the work under way is done.
-        let orphaned = self.hooks.close();
+        self.hooks.close();
         let net = &self.net;
         if self.installed {
             net.shared
@@ -731,9 +732,10 @@ impl Drop for UncapturedListener {
                 .held
                 .with(|held| held.retain(|(id, _)| *id != self.id));
         }
-        if orphaned {
-            let net = net.clone();
-            wasm_bindgen_futures::spawn_local(async move { net.drain_held() });
-        }
+        // Handed over by itself once the work under way is done: what is
+        // orphaned now, and a live error the listener still queues after this
+        // (the error whose handling removed it).
+        let net = net.clone();
+        wasm_bindgen_futures::spawn_local(async move { net.drain_held() });
     }
 }

@@ -70,12 +70,14 @@ impl GuardedDevice {
         let mut sets = vec![scopes.close_probed()];
         // The per-call scopes and call sites of this phase's work, taken before
         // it awaits: another phase of this device may run its work meanwhile.
-        // (A phase inside another's work leaves them to the outermost.)
-        let mut call_sites = Vec::new();
-        if !self.in_phase() {
+        // A phase inside another's work leaves them to the outermost, and
+        // names its calls from a copy of the sites recorded so far.
+        let call_sites = if self.in_phase() {
+            self.call_sites()
+        } else {
             sets.extend(self.take_pending_calls());
-            call_sites = self.take_call_sites();
-        }
+            self.take_call_sites()
+        };
         // All of this device: settled as one, with one probe.
         let mut outcomes = settle(sets, true).await;
         let device_lost = outcomes.iter().any(|o| o.device_lost);

@@ -114,6 +114,25 @@ pub fn record_fallbacks(r: &Runtime<CrashApp>) -> Rc<RefCell<Vec<String>>> {
 /// `crashed` fallback shown once, reported once, no frame drawn any more, and
 /// every later call refused.
 #[allow(dead_code)] // not every crash binary uses it
+/// The page's intervals still set (`window.setInterval` and `clearInterval`
+/// wrapped, from now on).
+fn live_intervals() -> js_sys::Set {
+    js_sys::Function::new_no_args(
+        "if (!window.__liveIntervals) {
+           const live = new Set();
+           const set = window.setInterval.bind(window);
+           const clear = window.clearInterval.bind(window);
+           window.setInterval = (...args) => { const id = set(...args); live.add(id); return id; };
+           window.clearInterval = (id) => { live.delete(id); clear(id); };
+           window.__liveIntervals = live;
+         }
+         return window.__liveIntervals;",
+    )
+    .call0(&wasm_bindgen::JsValue::NULL)
+    .unwrap()
+    .unchecked_into()
+}
+
 pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<Vec<String>>>) {
     wait_until("the crashed fallback", || !shown.borrow().is_empty()).await;
     let status = r.status();
@@ -131,10 +150,17 @@ pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<V
             .count()
     };
     assert_eq!(crash_lines(), 1, "{:?}", r.faults().recent_lines());
-    // Every later entry refuses: no restart, no recovery, no frame.
+    // Every later entry refuses: no restart, no recovery, no frame, no clock.
+    let intervals = live_intervals();
+    let before = intervals.size();
     r.start();
     r.force_recovery();
     sleep(500).await;
+    assert_eq!(
+        intervals.size(),
+        before,
+        "a start after the crash set a clock"
+    );
     assert_eq!(r.app().frames.get(), frames, "a frame ran after the crash");
     assert_eq!(r.status().state.as_str(), "crashed");
     assert_eq!(r.status().generation, status.generation, "a new device");

@@ -70,7 +70,10 @@ impl<A: App> Inner<A> {
             this.fallback.remove_view();
         }
         Inner::watch_visibility(this);
-        Inner::watch_the_clock(this);
+        // A crashed runtime refuses the start: nothing ticks for it.
+        if !crash::crashed() {
+            Inner::watch_the_clock(this);
+        }
         Inner::watch_the_size(this);
         this.timings.triggered_now();
         Inner::dispatch(this, Event::Start);
