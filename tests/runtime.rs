@@ -16,6 +16,10 @@ use webgpu_guard::usage::{BufferUsages, TextureUsages};
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, TextureSpec, Tracked};
 
+#[path = "support/intervals.rs"]
+mod intervals;
+use intervals::live_intervals;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
@@ -1419,25 +1423,6 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
     let state = js_sys::Reflect::get(&status, &"state".into()).unwrap();
     assert_eq!(state.as_string().as_deref(), Some("running"));
     call_window("gpuStop");
-}
-
-/// The page's intervals still set: `window.setInterval` and `clearInterval`
-/// wrapped (once) so that the ids set and not cleared are known.
-fn live_intervals() -> js_sys::Set {
-    js_sys::Function::new_no_args(
-        "if (!window.__liveIntervals) {
-           const live = new Set();
-           const set = window.setInterval.bind(window);
-           const clear = window.clearInterval.bind(window);
-           window.setInterval = (...args) => { const id = set(...args); live.add(id); return id; };
-           window.clearInterval = (id) => { live.delete(id); clear(id); };
-           window.__liveIntervals = live;
-         }
-         return window.__liveIntervals;",
-    )
-    .call0(&JsValue::NULL)
-    .unwrap()
-    .unchecked_into()
 }
 
 /// The ids in `now` that were not in `before`.

@@ -419,17 +419,24 @@ async fn the_stack_is_balanced_after_a_js_exception_in_a_phase() {
     assert_stack_balanced(&d).await;
 }
 
-/// A device whose faults go to a fresh net (returned), with a telemetry sink
-/// collecting `[kind, label, message]` into a JavaScript array.
-fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, FaultSink, js_sys::Array) {
-    let frame = Rc::new(Cell::new(0));
-    let net = FaultSink::new(frame.clone());
+/// Gives `net` a telemetry sink that collects every event it is sent into the
+/// array returned.
+fn collect_telemetry(net: &FaultSink) -> js_sys::Array {
     let events = js_sys::Array::new();
     let collect = js_sys::Function::new_with_args("events", "return (e) => events.push(e);")
         .call1(&JsValue::NULL, &events)
         .unwrap()
         .unchecked_into::<js_sys::Function>();
     net.set_sink(Box::new(JsFunctionSink(collect)));
+    events
+}
+
+/// A device whose faults go to a fresh net (returned), with a telemetry sink
+/// collecting `[kind, label, message]` into a JavaScript array.
+fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, FaultSink, js_sys::Array) {
+    let frame = Rc::new(Cell::new(0));
+    let net = FaultSink::new(frame.clone());
+    let events = collect_telemetry(&net);
     // The listener stays installed for the life of the test page.
     std::mem::forget(net.install(&raw));
     let d = GuardedDevice::with_context(raw, Guard::new(net.clone(), frame));
@@ -2484,12 +2491,7 @@ async fn an_awaited_scope_hands_what_it_caught_to_the_net_exactly_once() {
 async fn a_live_error_a_removed_listener_left_behind_is_written_not_held() {
     let d = device().await;
     let net = FaultSink::new(Rc::new(Cell::new(40)));
-    let events = js_sys::Array::new();
-    let collect = js_sys::Function::new_with_args("events", "return (e) => events.push(e);")
-        .call1(&JsValue::NULL, &events)
-        .unwrap()
-        .unchecked_into::<js_sys::Function>();
-    net.set_sink(Box::new(JsFunctionSink(collect)));
+    let events = collect_telemetry(&net);
     let listener = Rc::new(RefCell::new(Some(net.install(d.raw()))));
     let owned = listener.clone();
     net.set_sanitizer(Some(Box::new(move |text: &str| {

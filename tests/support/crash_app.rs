@@ -11,6 +11,11 @@ use webgpu_guard::usage::BufferUsages;
 use webgpu_guard::web::runtime::RuntimeOptions;
 use webgpu_guard::web::{App, FrameInfo, GpuContext, Runtime, Tracked};
 
+#[path = "intervals.rs"]
+#[allow(dead_code)] // not every crash binary uses it
+mod intervals;
+use intervals::live_intervals;
+
 /// Panics in frame `panic_in_frame` (0: never) or in its build.
 #[derive(Default)]
 pub struct CrashApp {
@@ -112,27 +117,8 @@ pub fn record_fallbacks(r: &Runtime<CrashApp>) -> Rc<RefCell<Vec<String>>> {
 
 /// Checks what every crash test checks once the crash is handled: the
 /// `crashed` fallback shown once, reported once, no frame drawn any more, and
-/// every later call refused.
+/// every later call refused (a refused start sets no clock).
 #[allow(dead_code)] // not every crash binary uses it
-/// The page's intervals still set (`window.setInterval` and `clearInterval`
-/// wrapped, from now on).
-fn live_intervals() -> js_sys::Set {
-    js_sys::Function::new_no_args(
-        "if (!window.__liveIntervals) {
-           const live = new Set();
-           const set = window.setInterval.bind(window);
-           const clear = window.clearInterval.bind(window);
-           window.setInterval = (...args) => { const id = set(...args); live.add(id); return id; };
-           window.clearInterval = (id) => { live.delete(id); clear(id); };
-           window.__liveIntervals = live;
-         }
-         return window.__liveIntervals;",
-    )
-    .call0(&wasm_bindgen::JsValue::NULL)
-    .unwrap()
-    .unchecked_into()
-}
-
 pub async fn assert_crashed_for_good(r: &Runtime<CrashApp>, shown: &Rc<RefCell<Vec<String>>>) {
     wait_until("the crashed fallback", || !shown.borrow().is_empty()).await;
     let status = r.status();
