@@ -144,7 +144,7 @@ export function uncaptured_hooks(handler, orphans) {
   // The listener is being removed: what it holds goes in now; what the log
   // cannot take now (it is busy: a telemetry sink or a sanitizer removing the
   // listener) goes to `orphans`, and no timer is left to call a handler that is
-  // about to go. Returns whether `orphans` holds anything.
+  // about to go.
   const close = () => {
     drain();
     closed = true;
@@ -154,7 +154,6 @@ export function uncaptured_hooks(handler, orphans) {
     }
     held = null;
     last = null;
-    return orphans.length > 0;
   };
   return { listener, drain, close };
 }

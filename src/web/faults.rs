@@ -52,10 +52,9 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn drain(this: &UncapturedHooks);
 
-    /// Hands over what is held and stops calling the handler; returns whether
-    /// the orphans array holds anything.
+    /// Hands over what is held and stops calling the handler.
     #[wasm_bindgen(method)]
-    fn close(this: &UncapturedHooks) -> bool;
+    fn close(this: &UncapturedHooks);
 }
 
 /// The default telemetry sink: one `console.debug` line per event (verbose level,
