@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use wasm_bindgen::JsCast;
 use web_sys::GpuDevice;
 
 use crate::held::Held;
@@ -50,12 +51,14 @@ pub fn watch_lost(
 ) -> LostWatch {
     let callback: Rc<Held<Option<OnLost>>> = Rc::new(Held::new(Some(Box::new(on_lost))));
     let armed = Rc::downgrade(&callback);
-    let lost = device.lost();
+    // Awaited as a plain promise: one kind of future for every promise the
+    // library awaits (a typed one would add its own closure to the wasm).
+    let lost: js_sys::Promise = device.lost().unchecked_into();
     wasm_bindgen_futures::spawn_local(async move {
         let (reason, message) = match lost.await {
             Ok(info) => (
                 LossReason::parse(&text_field(&info, "reason")),
-                info.message(),
+                text_field(&info, "message"),
             ),
             Err(e) => (LossReason::Unknown, crate::web::js::describe(&e)),
         };
