@@ -1,24 +1,33 @@
-//! Subresource integrity: the page's hash of a file that was rewritten.
+//! Subresource integrity: the page's hashes of a file that was rewritten.
 
 use base64::Engine;
-use sha2::{Digest, Sha384};
+use sha2::{Digest, Sha256, Sha384, Sha512};
 
-/// The integrity value trunk writes for `bytes`: `sha384-` and the digest in
-/// base64.
-pub fn sri(bytes: &[u8]) -> String {
-    let digest = Sha384::digest(bytes);
-    format!(
-        "sha384-{}",
-        base64::engine::general_purpose::STANDARD.encode(digest)
-    )
+/// The integrity values `bytes` may have on a page, one per algorithm a page
+/// may name (`sha256-...`, `sha384-...`, `sha512-...`).
+fn digests(bytes: &[u8]) -> [String; 3] {
+    let b64 = |digest: &[u8]| base64::engine::general_purpose::STANDARD.encode(digest);
+    [
+        format!("sha256-{}", b64(&Sha256::digest(bytes))),
+        format!("sha384-{}", b64(&Sha384::digest(bytes))),
+        format!("sha512-{}", b64(&Sha512::digest(bytes))),
+    ]
 }
 
-/// `html` with every `integrity="old"` made `integrity="new"`, and how many
-/// there were (none when the page asks for no integrity).
-pub fn replace_integrity(html: &str, old: &str, new: &str) -> (String, usize) {
-    let from = format!("integrity=\"{old}\"");
-    let count = html.matches(&from).count();
-    (html.replace(&from, &format!("integrity=\"{new}\"")), count)
+/// `html` with every integrity value of `old` (whatever the algorithm, quoted
+/// or not) made the same algorithm's value of `new`, and how many there were
+/// (none when the page asks for no integrity, or does not load the file).
+pub fn replace_digests(html: &str, old: &[u8], new: &[u8]) -> (String, usize) {
+    let mut html = html.to_owned();
+    let mut count = 0;
+    for (from, to) in digests(old).iter().zip(digests(new).iter()) {
+        let found = html.matches(from.as_str()).count();
+        if found > 0 {
+            count += found;
+            html = html.replace(from.as_str(), to);
+        }
+    }
+    (html, count)
 }
 
 #[cfg(test)]
@@ -26,23 +35,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_hash_is_sha384_in_base64() {
-        // The SHA-384 of "abc" (FIPS 180-2, appendix D).
+    fn the_hashes_are_those_of_the_standard() {
+        // "abc" (FIPS 180-2, appendices B, C and D).
+        let [sha256, sha384, sha512] = digests(b"abc");
         assert_eq!(
-            sri(b"abc"),
+            sha256,
+            "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+        );
+        assert_eq!(
+            sha384,
             "sha384-ywB1P0WjXou1oD1pmsZQBycsMqsO3tFjGotgWkP/W+2AhgcroefMI1i67KE0yCWn"
         );
+        assert!(sha512.starts_with("sha512-3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw=="));
     }
 
     #[test]
-    fn only_the_old_hash_is_replaced() {
-        let html = r#"<link href="a.js" integrity="sha384-OLD"><link href="b.js" integrity="sha384-OTHER">"#;
-        let (out, count) = replace_integrity(html, "sha384-OLD", "sha384-NEW");
-        assert_eq!(count, 1);
+    fn every_form_of_the_old_hash_is_replaced_and_nothing_else() {
+        let [old256, old384, _] = digests(b"old");
+        let [new256, new384, _] = digests(b"new");
+        let [other, ..] = digests(b"other");
+        let html = format!(
+            r#"<link href=a.js integrity="{old384}"><link href=a.js integrity={old384}><link href=b.js integrity="{other}"><link integrity='{old256}'>"#
+        );
+        let (out, count) = replace_digests(&html, b"old", b"new");
+        assert_eq!(count, 3);
         assert_eq!(
             out,
-            r#"<link href="a.js" integrity="sha384-NEW"><link href="b.js" integrity="sha384-OTHER">"#
+            format!(
+                r#"<link href=a.js integrity="{new384}"><link href=a.js integrity={new384}><link href=b.js integrity="{other}"><link integrity='{new256}'>"#
+            )
         );
-        assert_eq!(replace_integrity(html, "sha384-NONE", "x").1, 0);
+        assert_eq!(replace_digests(&html, b"absent", b"x").1, 0);
     }
 }

@@ -1,5 +1,5 @@
 //! The wasm side: the import and export sections read and written again with
-//! new names. Every other section is copied byte for byte.
+//! new names. Every other section is copied as it is, byte for byte.
 
 use crate::names::short_names;
 use crate::Error;
@@ -20,12 +20,13 @@ const MAGIC: &[u8; 8] = b"\0asm\x01\0\0\0";
 const IMPORT_SECTION: u8 = 2;
 const EXPORT_SECTION: u8 = 7;
 
-/// Gives every import of `wasm` whose name `import` picks, and every export
-/// whose name `export` picks, a short name ([`short_names`]), none equal to a
-/// name kept in its section. A function imported twice keeps one name.
+/// Gives every import of `wasm` that `import(module, name)` picks, and every
+/// export whose name `export` picks, a short name ([`short_names`]), none equal
+/// to a name kept in its section. A picked function imported twice under one
+/// name keeps one new name.
 pub fn rename(
     wasm: &[u8],
-    import: impl Fn(&str) -> bool,
+    import: impl Fn(&str, &str) -> bool,
     export: impl Fn(&str) -> bool,
 ) -> Result<Renamed, Error> {
     if !wasm.starts_with(MAGIC) {
@@ -44,23 +45,24 @@ pub fn rename(
         at: MAGIC.len(),
     };
     while !reader.done() {
+        let start = reader.at;
         let id = reader.byte()?;
         let size = reader.u32()? as usize;
         let base = reader.at;
         let body = reader.take(size, "a section runs past the end")?;
-        let body = match id {
-            IMPORT_SECTION => {
-                let (body, given) = rename_imports(body, &import).map_err(|e| e.shifted(base))?;
-                renamed.imports = given;
-                body
+        let (body, given) = match id {
+            IMPORT_SECTION => rename_imports(body, &import).map_err(|e| e.shifted(base))?,
+            EXPORT_SECTION => rename_exports(body, &export).map_err(|e| e.shifted(base))?,
+            _ => {
+                renamed.wasm.extend_from_slice(&wasm[start..reader.at]);
+                continue;
             }
-            EXPORT_SECTION => {
-                let (body, given) = rename_exports(body, &export).map_err(|e| e.shifted(base))?;
-                renamed.exports = given;
-                body
-            }
-            _ => body.to_vec(),
         };
+        if id == IMPORT_SECTION {
+            renamed.imports = given;
+        } else {
+            renamed.exports = given;
+        }
         renamed.wasm.push(id);
         write_u32(&mut renamed.wasm, body.len() as u32);
         renamed.wasm.extend_from_slice(&body);
@@ -72,25 +74,26 @@ type Section = (Vec<u8>, Vec<(String, String)>);
 
 /// The import section `body` with the picked imports renamed, and the names
 /// given.
-fn rename_imports(body: &[u8], pick: &impl Fn(&str) -> bool) -> Result<Section, Error> {
+fn rename_imports(body: &[u8], pick: &impl Fn(&str, &str) -> bool) -> Result<Section, Error> {
     let mut reader = Reader { bytes: body, at: 0 };
-    let count = reader.u32()?;
-    let mut entries = Vec::with_capacity(count as usize);
+    let count = reader.u32()? as usize;
+    // No more entries than bytes, whatever the count claims.
+    let mut entries = Vec::with_capacity(count.min(body.len()));
     for _ in 0..count {
         let module = reader.name()?;
         let field = reader.name()?;
         let start = reader.at;
         reader.skip_import_kind()?;
-        entries.push((module, field, &body[start..reader.at]));
+        entries.push((module, field, pick(module, field), &body[start..reader.at]));
     }
     reader.finished("bytes after the last import")?;
-    let fields: Vec<&str> = entries.iter().map(|(_, field, _)| *field).collect();
-    let mut namer = Namer::new(&fields, pick);
+    let kept: Vec<&str> = entries.iter().filter(|e| !e.2).map(|e| e.1).collect();
+    let mut namer = Namer::new(&kept, entries.len());
     let mut out = Vec::with_capacity(body.len());
-    write_u32(&mut out, count);
-    for (module, field, kind) in entries {
+    write_u32(&mut out, count as u32);
+    for (module, field, picked, kind) in entries {
         write_name(&mut out, module);
-        write_name(&mut out, &namer.name(field));
+        write_name(&mut out, &namer.name(field, picked));
         out.extend_from_slice(kind);
     }
     Ok((out, namer.given))
@@ -100,51 +103,49 @@ fn rename_imports(body: &[u8], pick: &impl Fn(&str) -> bool) -> Result<Section, 
 /// given.
 fn rename_exports(body: &[u8], pick: &impl Fn(&str) -> bool) -> Result<Section, Error> {
     let mut reader = Reader { bytes: body, at: 0 };
-    let count = reader.u32()?;
-    let mut entries = Vec::with_capacity(count as usize);
+    let count = reader.u32()? as usize;
+    let mut entries = Vec::with_capacity(count.min(body.len()));
     for _ in 0..count {
         let name = reader.name()?;
         let start = reader.at;
         reader.byte()?;
         reader.u32()?;
-        entries.push((name, &body[start..reader.at]));
+        entries.push((name, pick(name), &body[start..reader.at]));
     }
     reader.finished("bytes after the last export")?;
-    let names: Vec<&str> = entries.iter().map(|(name, _)| *name).collect();
-    let mut namer = Namer::new(&names, pick);
+    let kept: Vec<&str> = entries.iter().filter(|e| !e.1).map(|e| e.0).collect();
+    let mut namer = Namer::new(&kept, entries.len());
     let mut out = Vec::with_capacity(body.len());
-    write_u32(&mut out, count);
-    for (name, what) in entries {
-        write_name(&mut out, &namer.name(name));
+    write_u32(&mut out, count as u32);
+    for (name, picked, what) in entries {
+        write_name(&mut out, &namer.name(name, picked));
         out.extend_from_slice(what);
     }
     Ok((out, namer.given))
 }
 
 /// The names of one section: the picked ones shortened, the others kept.
-struct Namer<'p, P> {
-    pick: &'p P,
+struct Namer {
     fresh: std::vec::IntoIter<String>,
     given: Vec<(String, String)>,
 }
 
-impl<'p, P: Fn(&str) -> bool> Namer<'p, P> {
-    fn new(names: &[&str], pick: &'p P) -> Self {
-        let kept: Vec<&str> = names.iter().copied().filter(|n| !pick(n)).collect();
+impl Namer {
+    /// Short names for at most `most` entries, none of them in `kept`.
+    fn new(kept: &[&str], most: usize) -> Self {
         let fresh: Vec<String> = short_names()
             .filter(|n| !kept.contains(&n.as_str()))
-            .take(names.len())
+            .take(most)
             .collect();
         Namer {
-            pick,
             fresh: fresh.into_iter(),
             given: Vec::new(),
         }
     }
 
-    /// The name `old` has from now on.
-    fn name(&mut self, old: &str) -> String {
-        if !(self.pick)(old) {
+    /// The name `old` has from now on: its own unless `picked`.
+    fn name(&mut self, old: &str, picked: bool) -> String {
+        if !picked {
             return old.to_owned();
         }
         if let Some((_, new)) = self.given.iter().find(|(given, _)| given == old) {
@@ -179,6 +180,14 @@ impl<'a> Reader<'a> {
     fn fail<T>(&self, what: &'static str) -> Result<T, Error> {
         Err(Error::Wasm {
             offset: self.at,
+            what,
+        })
+    }
+
+    /// `Err(what)` about the byte just read.
+    fn fail_last<T>(&self, what: &'static str) -> Result<T, Error> {
+        Err(Error::Wasm {
+            offset: self.at - 1,
             what,
         })
     }
@@ -247,23 +256,23 @@ impl<'a> Reader<'a> {
                 self.skip_value_type()?;
                 match self.byte()? {
                     0 | 1 => Ok(()),
-                    _ => self.fail("a global's mutability is neither 0 nor 1"),
+                    _ => self.fail_last("a global's mutability is neither 0 nor 1"),
                 }
             }
             0x04 => {
                 self.byte()?;
                 self.u32().map(drop)
             }
-            _ => self.fail("an import of an unknown kind"),
+            _ => self.fail_last("an import of an unknown kind"),
         }
     }
 
     fn skip_limits(&mut self) -> Result<(), Error> {
         let flags = self.byte()?;
         if flags > 0x07 {
-            return self.fail("limits with unknown flags");
+            return self.fail_last("limits with unknown flags");
         }
-        // A memory64's limits are 64-bit; read as two 32-bit halves at most.
+        // A memory64's limits are 64-bit numbers.
         self.skip_leb()?;
         if flags & 0x01 != 0 {
             self.skip_leb()?;
@@ -287,7 +296,7 @@ impl<'a> Reader<'a> {
             0x69..=0x74 => Ok(()),
             // (ref null? heaptype)
             0x63 | 0x64 => self.skip_s33(),
-            _ => self.fail("an unknown reference type"),
+            _ => self.fail_last("an unknown reference type"),
         }
     }
 
@@ -352,8 +361,9 @@ pub(crate) mod tests {
             section.extend_from_slice(kind);
         }
         let mut wasm = MAGIC.to_vec();
-        // A type section: one function type () -> ().
-        wasm.extend_from_slice(&[1, 4, 1, 0x60, 0, 0]);
+        // A type section: one function type () -> (), its size written in
+        // two bytes (as a linker may pad it), which must stay so.
+        wasm.extend_from_slice(&[1, 0x84, 0x00, 1, 0x60, 0, 0]);
         wasm.push(IMPORT_SECTION);
         write_u32(&mut wasm, section.len() as u32);
         wasm.extend_from_slice(&section);
@@ -438,6 +448,8 @@ pub(crate) mod tests {
             ("./app_bg.js", "__wbindgen_init_externref_table", FUNC),
             ("./app_bg.js", "__wbg_createBuffer_0123456789abcdef", FUNC),
             ("./snippets/x/b.js", "guard_push", FUNC),
+            // A snippet's export that reads like the glue's own.
+            ("./snippets/x/b.js", "__wbg_helper", FUNC),
         ]);
         let renamed = glue(&wasm).unwrap();
         assert_eq!(
@@ -448,6 +460,7 @@ pub(crate) mod tests {
                 ("./app_bg.js", "c"),
                 ("./app_bg.js", "b"),
                 ("./snippets/x/b.js", "guard_push"),
+                ("./snippets/x/b.js", "__wbg_helper"),
             ]
             .map(|(m, n)| (m.to_owned(), n.to_owned()))
         );
@@ -461,7 +474,7 @@ pub(crate) mod tests {
         );
         // Everything but the import section is as it was: the type section
         // before, the custom section after.
-        assert_eq!(renamed.wasm[..14], wasm[..14]);
+        assert_eq!(renamed.wasm[..15], wasm[..15]);
         assert!(renamed.wasm.ends_with(b"\x04kept\x01\x02\x03"));
         assert!(renamed.wasm.len() < wasm.len());
     }
@@ -565,17 +578,27 @@ pub(crate) mod tests {
                 what: "a section runs past the end"
             }
         );
+        // The kind byte's own place: after the magic, the type section
+        // (7 bytes), the section's id and size, the count, then two names.
         let unknown = module(&[("./app_bg.js", "__wbg_one", &[0x09, 0x00])]);
-        let err = glue(&unknown).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Wasm {
-                    what: "an import of an unknown kind",
-                    ..
-                }
-            ),
-            "{err}"
+        let place = 8 + 7 + 2 + 1 + (1 + "./app_bg.js".len()) + (1 + "__wbg_one".len());
+        assert_eq!(unknown[place], 0x09);
+        assert_eq!(
+            glue(&unknown).unwrap_err(),
+            Error::Wasm {
+                offset: place,
+                what: "an import of an unknown kind"
+            }
         );
+        // A count that claims more entries than there are bytes.
+        let mut lying = MAGIC.to_vec();
+        lying.extend_from_slice(&[IMPORT_SECTION, 5, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert!(matches!(
+            glue(&lying).unwrap_err(),
+            Error::Wasm {
+                what: "the module ends early",
+                ..
+            }
+        ));
     }
 }
