@@ -388,27 +388,36 @@ pub(crate) mod tests {
         wasm
     }
 
-    /// The names `wasm` exports.
-    fn exports_of(wasm: &[u8]) -> Vec<String> {
+    /// A reader over the body of `wasm`'s section `id` (empty if none).
+    fn section(wasm: &[u8], id: u8) -> Reader<'_> {
         let mut reader = Reader { bytes: wasm, at: 8 };
         while !reader.done() {
-            let id = reader.byte().unwrap();
+            let this = reader.byte().unwrap();
             let size = reader.u32().unwrap() as usize;
             let body = reader.take(size, "").unwrap();
-            if id == EXPORT_SECTION {
-                let mut section = Reader { bytes: body, at: 0 };
-                let count = section.u32().unwrap();
-                return (0..count)
-                    .map(|_| {
-                        let name = section.name().unwrap().to_owned();
-                        section.byte().unwrap();
-                        section.u32().unwrap();
-                        name
-                    })
-                    .collect();
+            if this == id {
+                return Reader { bytes: body, at: 0 };
             }
         }
-        Vec::new()
+        Reader { bytes: &[], at: 0 }
+    }
+
+    /// The names `wasm` exports.
+    fn exports_of(wasm: &[u8]) -> Vec<String> {
+        let mut section = section(wasm, EXPORT_SECTION);
+        let count = if section.done() {
+            0
+        } else {
+            section.u32().unwrap()
+        };
+        (0..count)
+            .map(|_| {
+                let name = section.name().unwrap().to_owned();
+                section.byte().unwrap();
+                section.u32().unwrap();
+                name
+            })
+            .collect()
     }
 
     fn glue(wasm: &[u8]) -> Result<Renamed, Error> {
@@ -417,25 +426,20 @@ pub(crate) mod tests {
 
     /// The (module, name) of each import of `wasm`.
     fn imports_of(wasm: &[u8]) -> Vec<(String, String)> {
-        let mut reader = Reader { bytes: wasm, at: 8 };
-        while !reader.done() {
-            let id = reader.byte().unwrap();
-            let size = reader.u32().unwrap() as usize;
-            let body = reader.take(size, "").unwrap();
-            if id == IMPORT_SECTION {
-                let mut section = Reader { bytes: body, at: 0 };
-                let count = section.u32().unwrap();
-                return (0..count)
-                    .map(|_| {
-                        let module = section.name().unwrap().to_owned();
-                        let name = section.name().unwrap().to_owned();
-                        section.skip_import_kind().unwrap();
-                        (module, name)
-                    })
-                    .collect();
-            }
-        }
-        Vec::new()
+        let mut section = section(wasm, IMPORT_SECTION);
+        let count = if section.done() {
+            0
+        } else {
+            section.u32().unwrap()
+        };
+        (0..count)
+            .map(|_| {
+                let module = section.name().unwrap().to_owned();
+                let name = section.name().unwrap().to_owned();
+                section.skip_import_kind().unwrap();
+                (module, name)
+            })
+            .collect()
     }
 
     const FUNC: &[u8] = &[0x00, 0x00];
