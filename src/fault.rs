@@ -114,18 +114,25 @@ pub struct Origin {
 /// [`FaultKind::Exception`] (`From<JsValue>`), so `?` works on a raw web-sys
 /// call that catches, such as `surface.get_current_texture()?` in a frame.
 ///
-/// Its fields ([`FaultRecord`]) are read and changed through it
-/// (`fault.kind`, `fault.origin.phase`); they live behind one pointer, so a
-/// `Result<T, Fault>` is as small as `T` or a pointer. Take a field out with
-/// `std::mem::take(&mut fault.message)` or a clone.
+/// Its fields ([`FaultRecord`]) are read and changed through it: `kind`
+/// ([`FaultKind`], `Copy`, to `match` on), `message` (the implementation's
+/// words), `origin` (the `phase`, the `object`'s label, the `frame` number, the
+/// `call_site`, each where known: a frame's faults carry a frame, not a phase),
+/// `hint` and `related`. They live behind one pointer, so a `Result<T, Fault>`
+/// is as small as `T` or a pointer. [`Fault::object_label`] is the object's
+/// label, or else one the message quotes. Take the fields out with
+/// [`Fault::into_record`], or one with `std::mem::take(&mut fault.message)`.
 ///
 /// ```
-/// use webgpu_guard::{Fault, FaultKind};
+/// use webgpu_guard::{Fault, FaultKind, FaultRecord};
 /// let fault = Fault::new(FaultKind::Validation, "Offset (3) is not a multiple of 4.")
 ///     .in_phase("upload")
 ///     .on_object("vertices");
 /// assert!(fault.to_string().starts_with("validation error in phase \"upload\" on \"vertices\""));
 /// assert!(fault.hint.is_some());
+/// assert_eq!(fault.origin.phase.as_deref(), Some("upload"));
+/// let FaultRecord { kind, message, .. } = fault.into_record();
+/// assert_eq!((kind, message.as_str()), (FaultKind::Validation, "Offset (3) is not a multiple of 4."));
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Fault(Box<FaultRecord>);
@@ -171,6 +178,12 @@ impl Fault {
     /// A fault of `kind` with `message`; the hint is filled in from the message.
     pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
         Fault::hinted(kind, message.into())
+    }
+
+    /// What the fault holds, its fields to move out
+    /// (`let FaultRecord { message, origin, .. } = fault.into_record();`).
+    pub fn into_record(self) -> FaultRecord {
+        *self.0
     }
 
     fn hinted(kind: FaultKind, message: String) -> Self {

@@ -146,13 +146,15 @@ impl GuardedDevice {
     ///
     /// ```no_run
     /// # fn demo(device: &webgpu_guard::web::GuardedDevice,
-    /// #         pipeline: &webgpu_guard::web::Tracked<web_sys::GpuRenderPipeline>,
-    /// #         uniforms: &webgpu_guard::web::Tracked<web_sys::GpuBuffer>,
     /// #         pass: &webgpu_guard::web::RenderPass) -> Result<(), webgpu_guard::Fault> {
-    /// use webgpu_guard::web::Binding;
+    /// use webgpu_guard::web::{Binding, Tracked};
+    /// # let pipeline: Tracked<web_sys::GpuRenderPipeline> = todo!();
+    /// # let uniforms: Tracked<web_sys::GpuBuffer> = todo!();
+    /// // pipeline: Tracked<GpuRenderPipeline>, uniforms: Tracked<GpuBuffer>
     /// let layout = pipeline.get_bind_group_layout(0);
-    /// let group = device.create_bind_group_with("globals", &layout, &[(0, Binding::Buffer(uniforms))])?;
-    /// pass.set_pipeline(pipeline)?;
+    /// let group =
+    ///     device.create_bind_group_with("globals", &layout, &[(0, Binding::Buffer(&uniforms))])?;
+    /// pass.set_pipeline(&pipeline)?;
     /// pass.set_bind_group(0, Some(&group))?;
     /// # Ok(()) }
     /// ```

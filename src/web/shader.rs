@@ -72,6 +72,8 @@ impl GuardedDevice {
     /// and infos go through the same limiter. The module's own validation error is
     /// caught by the module's scope set (no per-call scope is nested inside it,
     /// whatever the diagnostics level), so it is not reported a second time.
+    /// The error is a [`ShaderError`], which `?` turns into a [`Fault`] in a
+    /// `build`.
     #[track_caller]
     pub fn create_shader_module<'a>(
         &'a self,

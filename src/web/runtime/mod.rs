@@ -67,9 +67,23 @@ pub trait App: 'static {
     type Resources: 'static;
 
     /// Builds the resources on a fresh device. Called on start and after each loss.
+    ///
+    /// An `Err` is reported once by the runtime (the console line, telemetry,
+    /// `gpuStatus()`): no need to log it. A fault that can pass on a fresh
+    /// device (out of memory, an internal error, a device lost meanwhile) is
+    /// retried with backoff, up to the cap; any other (a validation error, an
+    /// exception: a bug in the build, which would fail the same way every time)
+    /// ends in the `init-failed` fallback.
     fn build(&self, gpu: &GpuContext) -> impl Future<Output = Result<Self::Resources, Fault>>;
 
     /// Records and submits one frame. Runs inside the frame's error scopes.
+    ///
+    /// An `Err` (a call the library refused, an exception) is reported once by
+    /// the runtime, with the frame's number, and the loop goes on with the next
+    /// frame; a loss is handled apart, whatever the frame returned. A GPU error
+    /// the frame's calls cause (a validation error, out of memory) is not an
+    /// `Err` here: WebGPU reports it later, the frame's scopes catch it and the
+    /// fault sink reports it ([`Runtime::faults`] to read or hook it).
     ///
     /// It takes `&self`: the runtime, the page's input handlers and your own
     /// callbacks all hold the application at once (`Runtime::app`), so what a
@@ -113,7 +127,9 @@ pub trait App: 'static {
 pub struct FrameInfo {
     /// Frame number, from 1.
     pub number: u64,
-    /// The animation-frame timestamp, in milliseconds.
+    /// The animation-frame timestamp, in milliseconds since the page's time
+    /// origin (`performance.now()`'s clock; the same clock when a frame is
+    /// drawn from a timer while animation frames are frozen).
     pub time_ms: f64,
     /// The device generation.
     pub generation: u64,
