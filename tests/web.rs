@@ -1416,6 +1416,68 @@ async fn a_wgsl_syntax_error_comes_back_with_line_column_and_caret() {
     assert!(error.fault.is_reported());
 }
 
+/// Puts back `GPUShaderModule.prototype.getCompilationInfo` when dropped.
+struct CompilationInfoWrapped;
+
+impl CompilationInfoWrapped {
+    /// Wraps the page's `getCompilationInfo` so that every module's answer has
+    /// `extra` (a JavaScript object literal) after the engine's own messages.
+    fn add(extra: &str) -> Self {
+        let body = format!(
+            "const proto = GPUShaderModule.prototype;\
+             const original = proto.getCompilationInfo;\
+             proto.getCompilationInfo = function () {{\
+               return original.call(this).then(info => ({{ messages: [...info.messages, {extra}] }}));\
+             }};\
+             proto.__originalCompilationInfo = original;"
+        );
+        js_sys::Function::new_no_args(&body)
+            .call0(&JsValue::NULL)
+            .expect("wraps getCompilationInfo");
+        CompilationInfoWrapped
+    }
+}
+
+impl Drop for CompilationInfoWrapped {
+    fn drop(&mut self) {
+        let _ = js_sys::Function::new_no_args(
+            "const proto = GPUShaderModule.prototype;\
+             proto.getCompilationInfo = proto.__originalCompilationInfo;\
+             delete proto.__originalCompilationInfo;",
+        )
+        .call0(&JsValue::NULL);
+    }
+}
+
+/// A mock stands here: neither Dawn nor naga reports an info message for
+/// WGSL, so the page's `getCompilationInfo` adds one to the engine's answer.
+#[wasm_bindgen_test]
+async fn an_info_message_from_the_compiler_is_written_as_a_note() {
+    let (d, net, _) = device_with_net(raw_device().await);
+    let source = "@compute @workgroup_size(1)\nfn main() {\n  let kept = 1;\n}\n";
+    let offset = source.find("kept").unwrap();
+    let _wrapped = CompilationInfoWrapped::add(&format!(
+        "{{ type: 'info', message: 'an info the test added', lineNum: 3, linePos: 7, offset: {offset}, length: 4 }}"
+    ));
+    let compiled = d
+        .create_shader_module("informed", source, &[])
+        .await
+        .expect("an info is no error");
+    assert_eq!(compiled.diagnostics.count(MessageType::Info), 1);
+    settle().await;
+    let lines = net.recent_lines();
+    let note = lines
+        .iter()
+        .find(|l| l.contains("an info the test added"))
+        .unwrap_or_else(|| panic!("no note written: {lines:?}"));
+    assert!(note.contains("informed:3:7"), "{note}");
+    // Caret under `kept`.
+    assert!(note.contains("^^^^"), "{note}");
+    // A note: neither a warning nor a fault.
+    let stats = net.stats();
+    assert_eq!((stats.warnings, stats.total_errors()), (0, 0), "{lines:?}");
+}
+
 #[wasm_bindgen_test]
 async fn warnings_are_reported_when_compilation_succeeds() {
     let (d, net, _) = device_with_net(raw_device().await);
