@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{minify, replace_digests};
+use crate::{minify, Rehash};
 
 /// What was done to one module.
 #[derive(Debug, PartialEq, Eq)]
@@ -48,10 +48,12 @@ pub fn minify_folder(dir: &Path) -> Result<Vec<Report>, String> {
         let wasm = fs::read(wasm_path).map_err(|e| format!("{module}: {e}"))?;
         let js = read_text(&js_path).map_err(|e| format!("{e} (the glue of {module})"))?;
         let minified = minify(&wasm, &js).map_err(|e| format!("{module}: {e}"))?;
+        let wasm_hashes = Rehash::new(&wasm, &minified.wasm);
+        let js_hashes = Rehash::new(js.as_bytes(), minified.js.as_bytes());
         let mut hashes = 0;
         for (_, html, changed) in pages.iter_mut() {
-            let (with_wasm, n) = replace_digests(html, &wasm, &minified.wasm);
-            let (with_js, m) = replace_digests(&with_wasm, js.as_bytes(), minified.js.as_bytes());
+            let (with_wasm, n) = wasm_hashes.apply(html);
+            let (with_js, m) = js_hashes.apply(&with_wasm);
             if n + m > 0 {
                 *html = with_js;
                 *changed = true;
@@ -122,15 +124,11 @@ fn has_suffix(path: &Path, suffix: &str) -> bool {
 mod tests {
     use super::*;
     use crate::wasm::tests::with_exports;
-    use base64::Engine;
-    use sha2::{Digest, Sha384};
 
+    /// The value trunk writes by default: sha384.
     fn sri(bytes: &[u8]) -> String {
-        let digest = Sha384::digest(bytes);
-        format!(
-            "sha384-{}",
-            base64::engine::general_purpose::STANDARD.encode(digest)
-        )
+        let [_, sha384, _] = crate::integrity::digests(bytes);
+        sha384
     }
 
     /// A fresh folder under the system's temporary one.

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256, Sha384, Sha512};
 
 /// The integrity values `bytes` may have on a page, one per algorithm a page
 /// may name (`sha256-...`, `sha384-...`, `sha512-...`).
-fn digests(bytes: &[u8]) -> [String; 3] {
+pub(crate) fn digests(bytes: &[u8]) -> [String; 3] {
     let b64 = |digest: &[u8]| base64::engine::general_purpose::STANDARD.encode(digest);
     [
         format!("sha256-{}", b64(&Sha256::digest(bytes))),
@@ -14,20 +14,39 @@ fn digests(bytes: &[u8]) -> [String; 3] {
     ]
 }
 
-/// `html` with every integrity value of `old` (whatever the algorithm, quoted
-/// or not) made the same algorithm's value of `new`, and how many there were
-/// (none when the page asks for no integrity, or does not load the file).
-pub fn replace_digests(html: &str, old: &[u8], new: &[u8]) -> (String, usize) {
-    let mut html = html.to_owned();
-    let mut count = 0;
-    for (from, to) in digests(old).iter().zip(digests(new).iter()) {
-        let found = html.matches(from.as_str()).count();
-        if found > 0 {
-            count += found;
-            html = html.replace(from.as_str(), to);
+/// What a page's integrity values of a rewritten file become: each
+/// algorithm's value of the old bytes, and of the new. Worked out once per
+/// file, whatever the number of pages.
+pub struct Rehash {
+    pairs: [(String, String); 3],
+}
+
+impl Rehash {
+    /// The values of `old` and of `new`.
+    pub fn new(old: &[u8], new: &[u8]) -> Self {
+        let [a, b, c] = digests(old);
+        let [x, y, z] = digests(new);
+        Rehash {
+            pairs: [(a, x), (b, y), (c, z)],
         }
     }
-    (html, count)
+
+    /// `html` with every integrity value of the old bytes (whatever the
+    /// algorithm, quoted or not) made the same algorithm's value of the new,
+    /// and how many there were (none when the page asks for no integrity, or
+    /// does not load the file).
+    pub fn apply(&self, html: &str) -> (String, usize) {
+        let mut html = html.to_owned();
+        let mut count = 0;
+        for (from, to) in &self.pairs {
+            let found = html.matches(from.as_str()).count();
+            if found > 0 {
+                count += found;
+                html = html.replace(from.as_str(), to);
+            }
+        }
+        (html, count)
+    }
 }
 
 #[cfg(test)]
@@ -57,7 +76,7 @@ mod tests {
         let html = format!(
             r#"<link href=a.js integrity="{old384}"><link href=a.js integrity={old384}><link href=b.js integrity="{other}"><link integrity='{old256}'>"#
         );
-        let (out, count) = replace_digests(&html, b"old", b"new");
+        let (out, count) = Rehash::new(b"old", b"new").apply(&html);
         assert_eq!(count, 3);
         assert_eq!(
             out,
@@ -65,6 +84,6 @@ mod tests {
                 r#"<link href=a.js integrity="{new384}"><link href=a.js integrity={new384}><link href=b.js integrity="{other}"><link integrity='{new256}'>"#
             )
         );
-        assert_eq!(replace_digests(&html, b"absent", b"x").1, 0);
+        assert_eq!(Rehash::new(b"absent", b"x").apply(&html).1, 0);
     }
 }

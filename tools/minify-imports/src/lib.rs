@@ -25,7 +25,7 @@ mod wasm;
 
 pub use folder::{minify_folder, Report};
 pub use glue::{reads_export, rename_in_glue};
-pub use integrity::replace_digests;
+pub use integrity::Rehash;
 pub use names::short_names;
 pub use wasm::{rename, Renamed};
 
