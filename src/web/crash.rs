@@ -16,14 +16,18 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
-use std::task::{Context, Poll};
+use std::task::{Context as TaskContext, Poll};
 
 use wasm_bindgen::prelude::*;
+
+use crate::web::abandon::Context;
 
 #[wasm_bindgen(module = "/src/web/crash.js")]
 extern "C" {
     fn guard_call(f: &mut dyn FnMut()) -> JsValue;
     fn is_trap(e: &JsValue) -> bool;
+    /// See [`crate::web::js::describe`].
+    pub(crate) fn describe_value(e: &JsValue) -> String;
 }
 
 static CRASHED: AtomicBool = AtomicBool::new(false);
@@ -102,13 +106,26 @@ pub(crate) fn thrown_fault(what: &str, thrown: &JsValue) -> crate::fault::Fault 
 /// otherwise, see `crate::held`).
 #[track_caller]
 pub fn trampoline(f: &mut dyn FnMut()) -> Result<(), JsValue> {
+    call_in(&Context::new(), f)
+}
+
+/// Runs `f` through the trampoline in `context`. After a JavaScript exception
+/// (not a trap: then nothing can be trusted), what the guards made in the
+/// context left undone is undone first (see [`crate::web::abandon`]).
+#[track_caller]
+fn call_in(context: &Context, f: &mut dyn FnMut()) -> Result<(), JsValue> {
     crate::held::foreign();
+    let running = context.enter();
     let thrown = guard_call(&mut || f());
+    drop(running);
     if thrown.is_undefined() {
         return Ok(());
     }
     if is_trap(&thrown) {
         record(crate::web::js::describe(&thrown));
+    }
+    if !crashed() {
+        context.abandon();
     }
     Err(thrown)
 }
@@ -130,6 +147,9 @@ pub fn drop_in_trampoline<T>(value: T) -> Result<(), JsValue> {
 /// is leaked rather than polled or dropped again.
 pub struct Trampolined<F> {
     inner: Option<Pin<Box<F>>>,
+    /// Every poll's: a guard the future holds across an await is undone when
+    /// a later poll throws.
+    context: Context,
 }
 
 impl<F> std::fmt::Debug for Trampolined<F> {
@@ -145,6 +165,7 @@ impl<F: Future> Trampolined<F> {
     pub fn new(future: F) -> Self {
         Trampolined {
             inner: Some(Box::pin(future)),
+            context: Context::new(),
         }
     }
 }
@@ -152,20 +173,22 @@ impl<F: Future> Trampolined<F> {
 impl<F: Future> Future for Trampolined<F> {
     type Output = Result<F::Output, JsValue>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(inner) = self.inner.as_mut() else {
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let Some(inner) = this.inner.as_mut() else {
             return Poll::Pending;
         };
         let mut polled = Poll::Pending;
-        match trampoline(&mut || polled = inner.as_mut().poll(cx)) {
+        let called = call_in(&this.context, &mut || polled = inner.as_mut().poll(cx));
+        match called {
             Ok(()) => {
                 if polled.is_ready() {
-                    self.inner = None;
+                    this.inner = None;
                 }
                 polled.map(Ok)
             }
             Err(thrown) => {
-                if let Some(abandoned) = self.inner.take() {
+                if let Some(abandoned) = this.inner.take() {
                     std::mem::forget(abandoned);
                 }
                 Poll::Ready(Err(thrown))

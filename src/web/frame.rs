@@ -1,6 +1,7 @@
 //! Frame scopes: one scope set spanning `queue.submit`, never awaited in the frame.
 
 use crate::fault::Origin;
+use crate::web::abandon::Registration;
 use crate::web::device::GuardedDevice;
 use crate::web::scope::{Filter, ScopeSet};
 
@@ -27,6 +28,9 @@ pub struct FrameScope {
     device: GuardedDevice,
     frame: u64,
     scopes: Option<ScopeSet>,
+    /// Leaving the frame, left to the trampoline when a throw abandons this
+    /// scope (its set registers its own pops).
+    registration: Registration,
 }
 
 impl GuardedDevice {
@@ -43,10 +47,13 @@ impl GuardedDevice {
                 ..Origin::default()
             })
         });
+        let device = self.clone();
+        let registration = Registration::new(Box::new(move || device.leave_frame()));
         FrameScope {
             device: self.clone(),
             frame,
             scopes,
+            registration,
         }
     }
 }
@@ -71,6 +78,8 @@ impl Drop for FrameScope {
         if let Some(scopes) = self.scopes.take() {
             scopes.end_reported(self.frame as f64, &self.device.frame_reporter());
         }
-        self.device.leave_frame();
+        if self.registration.release() {
+            self.device.leave_frame();
+        }
     }
 }

@@ -5,23 +5,11 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::fault::{Fault, FaultKind};
 
 /// The text of a thrown JavaScript value: `name: message` for errors, the string
-/// itself for strings, else a debug rendering. Never throws, whatever the
-/// value: an error's `name` and `message` are read through `Reflect` (a getter
-/// that throws reads as `?`).
+/// itself for strings, else its string form. Never throws, whatever the value
+/// (a revoked `Proxy`, getters or a `toString` that throw: what cannot be read
+/// reads as `?` or says so).
 pub fn describe(value: &JsValue) -> String {
-    if value.dyn_ref::<js_sys::Error>().is_some() {
-        let read = |key: &str| {
-            js_sys::Reflect::get(value, &key.into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_else(|| "?".into())
-        };
-        return format!("{}: {}", read("name"), read("message"));
-    }
-    if let Some(text) = value.as_string() {
-        return text;
-    }
-    format!("{value:?}")
+    crate::web::crash::describe_value(value)
 }
 
 impl From<JsValue> for Fault {

@@ -8,6 +8,8 @@
 //! guard), `device`, then everything built on a device (`phase`, `frame`,
 //! `alloc`, `descriptors`, `encoder`, `ladder`, `shader`, `pipeline`), then `init` and `runtime`.
 
+#[doc(hidden)]
+pub mod abandon;
 pub mod alloc;
 mod bindings;
 #[doc(hidden)]

@@ -4,7 +4,6 @@
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
 use crate::web::guard::DiagnosticsLevel;
-use crate::web::handle::DeviceHandle;
 use crate::web::scope::{settle, tag_fault, Filter, ScopeOutcome, ScopeSet};
 
 impl GuardedDevice {
@@ -152,11 +151,11 @@ impl GuardedDevice {
         work: impl FnOnce() -> Result<T, Fault>,
     ) -> (Option<ScopeSet>, Result<T, Fault>) {
         if self.level() == DiagnosticsLevel::Off {
-            return (None, run_in_trampoline(self.as_ref(), origin, work));
+            return (None, run_in_trampoline(work));
         }
         let scopes = ScopeSet::push(self, &Filter::ALL).tagged(origin.clone());
         self.enter_phase();
-        let result = run_in_trampoline(self.as_ref(), origin, work);
+        let result = run_in_trampoline(work);
         self.leave_phase();
         (Some(scopes), result)
     }
@@ -185,14 +184,10 @@ fn attribute(mut fault: Fault, call_sites: &[(String, CallSite)]) -> Fault {
 /// [`FaultKind::Exception`] and the phase's scopes still pop (scopes of sets the
 /// throw abandoned inside `work` first); after a panic the fault says the
 /// application crashed.
-fn run_in_trampoline<T>(
-    device: &DeviceHandle,
-    origin: &Origin,
-    work: impl FnOnce() -> Result<T, Fault>,
-) -> Result<T, Fault> {
+fn run_in_trampoline<T>(work: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
     let mut work = Some(work);
     let mut result = None;
-    let thrown = trampoline_in_phase(device, origin, &mut || {
+    let thrown = trampoline_in_phase(&mut || {
         if let Some(work) = work.take() {
             result = Some(work());
         }
@@ -206,12 +201,7 @@ fn run_in_trampoline<T>(
 
 /// The untyped part of [`run_in_trampoline`]: `f` through the trampoline, and
 /// the fault of a throw (after the scopes it abandoned are popped).
-fn trampoline_in_phase(
-    device: &DeviceHandle,
-    origin: &Origin,
-    f: &mut dyn FnMut(),
-) -> Option<Fault> {
-    let depth = crate::web::scope::open_depth(device);
+fn trampoline_in_phase(f: &mut dyn FnMut()) -> Option<Fault> {
     let thrown = crate::web::crash::trampoline(f).err()?;
     if crate::web::crash::crashed() {
         return Some(crate::web::crash::thrown_fault(
@@ -219,7 +209,6 @@ fn trampoline_in_phase(
             &thrown,
         ));
     }
-    crate::web::scope::pop_abandoned(device, depth, origin.clone());
     Some(crate::web::crash::thrown_fault(
         "the phase threw (a raw web-sys call that does not catch?)",
         &thrown,

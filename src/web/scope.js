@@ -1,14 +1,6 @@
 // The JavaScript half of src/web/scope.rs.
 let NAMES = [];
 export function guard_set_filters(names) { NAMES = names; }
-// How many scopes the library holds open on each device (pushed by guard_push,
-// not popped yet). A JavaScript exception thrown through WebAssembly skips the
-// Drop of every set it crosses: what such sets left open is found by depth
-// and popped (guard_pop_orphans), so the stack below stays the library's.
-const DEPTH = new WeakMap();
-const depthOf = (device) => DEPTH.get(device) || 0;
-const bits = (mask) => { let n = 0; for (; mask; mask &= mask - 1) n++; return n; };
-export function guard_depth(device) { return depthOf(device); }
 export function guard_push(device, mask) {
   let pushed = 0;
   for (let i = 0; i < NAMES.length; i++) {
@@ -17,21 +9,7 @@ export function guard_push(device, mask) {
       pushed |= 1 << i;
     }
   }
-  if (pushed) DEPTH.set(device, depthOf(device) + bits(pushed));
   return pushed;
-}
-// Pops every scope open above `depth`, newest first; the pops in push order,
-// as guard_pop hands them back.
-export function guard_pop_orphans(device, depth) {
-  const pops = [];
-  for (let n = depthOf(device); n > depth; n--) {
-    let p;
-    try { p = device.popErrorScope(); } catch (e) { p = Promise.reject(e); }
-    pops.push(p);
-  }
-  if (pops.length) DEPTH.set(device, depth);
-  pops.reverse();
-  return pops;
 }
 // The liveness probe: a sampler no engine accepts (a negative lodMinClamp),
 // provoked in a validation scope of its own, pushed just for it and popped
@@ -57,7 +35,6 @@ function probe_pop(device) {
 // follows them in its own scope (`probe_pop`), its pop kept apart as the
 // array's `probe`: issued after the set's pops, it is answered after them.
 export function guard_pop(device, mask, probe) {
-  DEPTH.set(device, Math.max(0, depthOf(device) - bits(mask)));
   const pops = [];
   for (let i = NAMES.length - 1; i >= 0; i--) {
     if (mask & (1 << i)) {

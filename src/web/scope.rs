@@ -53,6 +53,7 @@ use web_sys::GpuError;
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::classify::to_fault;
 use crate::web::faults::{mark_reported, FaultSink};
+use crate::web::abandon::Registration;
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
 
@@ -78,38 +79,16 @@ extern "C" {
         tag: f64,
         report: &js_sys::Function,
     );
-    fn guard_depth(device: &web_sys::GpuDevice) -> u32;
-    fn guard_pop_orphans(device: &web_sys::GpuDevice, depth: u32) -> js_sys::Array;
 }
 
-/// How many scopes the library's sets hold open on `device` now (a mark to
-/// hand [`pop_abandoned`] before code that may throw runs).
-pub(crate) fn open_depth(device: &DeviceHandle) -> u32 {
-    guard_depth(device.raw())
-}
-
-/// Pops the scopes open on `device` above `depth`: those of sets a JavaScript
-/// exception abandoned (it skips the `Drop` of every set it crosses), found
-/// after the trampoline stopped the throw. Without this, the enclosing frame's
-/// or phase's own pops would take them, and its scopes would stay pushed for
-/// good, swallowing every later error. What they caught goes to the fault
-/// sink, tagged with `origin`.
-pub(crate) fn pop_abandoned(device: &DeviceHandle, depth: u32, origin: Origin) {
-    let promises = guard_pop_orphans(device.raw(), depth);
-    let count = promises.length() as usize;
-    if count == 0 {
-        return;
-    }
-    PendingPops {
-        device: device.clone(),
-        filters: vec![Filter::Validation; count],
-        promises,
-        origin,
-        sequence: next_sequence(),
-        probed: false,
-        taken: false,
-    }
-    .detach();
+/// What the trampoline does for a set of `mask` on `device` that a throw
+/// abandoned: its pops, what they catch sent to the fault sink tagged with
+/// `origin`, as its `Drop` would.
+fn undo_on_abandon(device: &DeviceHandle, mask: u32, origin: Origin) -> Registration {
+    let device = device.clone();
+    Registration::new(Box::new(move || {
+        PendingPops::pop(&device, mask, origin, false).detach();
+    }))
 }
 
 /// An error-scope filter.
@@ -227,6 +206,8 @@ pub struct ScopeSet {
     mask: u32,
     origin: Origin,
     open: bool,
+    /// The pops a throw that abandons this set leaves to the trampoline.
+    registration: Registration,
 }
 
 impl ScopeSet {
@@ -235,6 +216,7 @@ impl ScopeSet {
         let device = device.as_ref().clone();
         let mask = push_mask(&device, mask_of(filters));
         ScopeSet {
+            registration: undo_on_abandon(&device, mask, Origin::default()),
             device,
             mask,
             origin: Origin::default(),
@@ -245,8 +227,20 @@ impl ScopeSet {
     /// Sets the origin the faults caught by this set are tagged with (phase,
     /// object, frame, call site).
     pub fn tagged(mut self, origin: Origin) -> Self {
+        if self.registration.release() {
+            self.registration = undo_on_abandon(&self.device, self.mask, origin.clone());
+        } else {
+            // Undone already: nothing of it is open.
+            self.open = false;
+        }
         self.origin = origin;
         self
+    }
+
+    /// Whether the set is still this value's to pop (a throw that abandoned
+    /// it had the trampoline pop it); it is not any more either way.
+    fn take_open(&mut self) -> bool {
+        std::mem::replace(&mut self.open, false) && self.registration.release()
     }
 
     /// The filters pushed (a filter whose push threw is not among them).
@@ -266,10 +260,10 @@ impl ScopeSet {
     }
 
     fn close_with(mut self, probe: bool) -> PendingPops {
-        self.open = false;
+        let mask = if self.take_open() { self.mask } else { 0 };
         PendingPops::pop(
             &self.device,
-            self.mask,
+            mask,
             std::mem::take(&mut self.origin),
             probe,
         )
@@ -285,15 +279,16 @@ impl ScopeSet {
     /// error goes to `report(tag, error, rejection)` (a JavaScript function made
     /// once) when the GPU process has answered. The frame scope's path.
     pub(crate) fn end_reported(mut self, tag: f64, report: &js_sys::Function) {
-        self.open = false;
-        pop_mask_reported(&self.device, self.mask, tag, report);
+        if self.take_open() {
+            pop_mask_reported(&self.device, self.mask, tag, report);
+        }
     }
 }
 
 impl Drop for ScopeSet {
     /// Pops without awaiting; what the scopes caught goes to the fault sink.
     fn drop(&mut self) {
-        if std::mem::replace(&mut self.open, false) {
+        if self.take_open() {
             PendingPops::pop(
                 &self.device,
                 self.mask,

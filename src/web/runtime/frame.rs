@@ -137,8 +137,6 @@ impl<A: App> Inner<A> {
         };
         let started = now_ms();
         let scope = live.gpu.device.begin_frame(number);
-        // The scopes open now: above them, after a throw, are the abandoned.
-        let depth = crate::web::scope::open_depth(live.gpu.device.as_ref());
         // Through the trampoline: an exception thrown by a raw call in the
         // application's frame stops there. The resources are borrowed outside
         // it: a throw skips the destructors of the frames it crosses, and a
@@ -158,13 +156,8 @@ impl<A: App> Inner<A> {
             std::mem::forget(live);
             return;
         }
-        if thrown.is_err() {
-            let origin = crate::fault::Origin {
-                frame: Some(number),
-                ..Default::default()
-            };
-            crate::web::scope::pop_abandoned(live.gpu.device.as_ref(), depth, origin);
-        }
+        // What the frame's code abandoned was popped by the trampoline: the
+        // frame's own scopes are the top of the stack again.
         drop(scope);
         if let Err(thrown) = thrown {
             this.frames.thrown.set(this.frames.thrown.get() + 1);
