@@ -53,6 +53,10 @@ struct ClearApp {
     hang_in_build: Cell<bool>,
     on_frame: RefCell<Option<Hook>>,
     throw_on_drop: Rc<Cell<bool>>,
+    /// The next entry of application code named here (`"build"`, `"resize"`,
+    /// `"drop"`) opens a scope set of its own and throws through WebAssembly
+    /// inside it (see `abandon_a_set`).
+    abandon_in: Rc<Cell<Option<&'static str>>>,
     /// Whether the resources hold a target the size of the drawing buffer.
     sized: Cell<bool>,
     /// The drawing-buffer size each build saw, and each resize.
@@ -63,6 +67,8 @@ struct ClearApp {
 struct ClearResources {
     _buffer: Tracked<web_sys::GpuBuffer>,
     throw_on_drop: Rc<Cell<bool>>,
+    abandon_in: Rc<Cell<Option<&'static str>>>,
+    device: webgpu_guard::web::GuardedDevice,
     target: Option<Tracked<web_sys::GpuTexture>>,
 }
 
@@ -80,6 +86,9 @@ fn size_dependent_target(gpu: &GpuContext) -> Result<Tracked<web_sys::GpuTexture
 
 impl Drop for ClearResources {
     fn drop(&mut self) {
+        if abandons_in(&self.abandon_in, "drop") {
+            abandon_a_set(&self.device, "abandoned-in-drop");
+        }
         if self.throw_on_drop.get() {
             throw_through_wasm();
         }
@@ -93,6 +102,51 @@ fn throw_through_wasm() {
     raw.submit(&[]);
 }
 
+/// Whether `entry` is the one `abandon_in` names (then it is named no more).
+fn abandons_in(abandon_in: &Cell<Option<&'static str>>, entry: &str) -> bool {
+    if abandon_in.get() == Some(entry) {
+        abandon_in.set(None);
+        return true;
+    }
+    false
+}
+
+/// An invalid buffer (usages WebGPU refuses together) made by a raw call: a
+/// validation error that only a scope, or the uncaptured-error net, sees.
+fn raw_bad_buffer(device: &webgpu_guard::web::GuardedDevice, label: &str) {
+    let desc = web_sys::GpuBufferDescriptor::new(
+        16,
+        (BufferUsages::MAP_READ | BufferUsages::MAP_WRITE).bits(),
+    );
+    desc.set_label(label);
+    let _ = device.raw().create_buffer(&desc);
+}
+
+/// Opens the application's own validation scope on `device`, makes an error
+/// named `label` inside it and throws through WebAssembly: the throw skips the
+/// set's `Drop`. Only the trampoline that stops the throw can pop it; left
+/// pushed, it would swallow every later error of the device.
+fn abandon_a_set(device: &webgpu_guard::web::GuardedDevice, label: &str) {
+    let _own = webgpu_guard::web::scope::ScopeSet::push(
+        device,
+        &[webgpu_guard::web::scope::Filter::Validation],
+    );
+    raw_bad_buffer(device, label);
+    throw_through_wasm();
+}
+
+/// The error caught by a set abandoned as `abandon_a_set` does reaches `r`'s
+/// fault sink: the set was popped.
+async fn assert_reported_by_the_abandoned_set(r: &Runtime<ClearApp>, label: &str) {
+    wait_until(&format!("the error caught by the set {label}"), || {
+        r.faults()
+            .groups()
+            .iter()
+            .any(|g| g.label == label || g.first_message.contains(label))
+    })
+    .await;
+}
+
 impl App for ClearApp {
     type Resources = ClearResources;
 
@@ -100,6 +154,17 @@ impl App for ClearApp {
         self.builds.set(self.builds.get() + 1);
         let d = &gpu.device;
         if self.throw_in_build.get() {
+            throw_through_wasm();
+        }
+        if abandons_in(&self.abandon_in, "build") {
+            // Held across an await: the poll that throws is not the one that
+            // opened it.
+            let _own = webgpu_guard::web::scope::ScopeSet::push(
+                d,
+                &[webgpu_guard::web::scope::Filter::Validation],
+            );
+            raw_bad_buffer(d, "abandoned-in-build");
+            TimeoutFuture::new(5).await;
             throw_through_wasm();
         }
         if self.hang_in_build.get() {
@@ -138,6 +203,8 @@ impl App for ClearApp {
         Ok(ClearResources {
             _buffer: buffer,
             throw_on_drop: self.throw_on_drop.clone(),
+            abandon_in: self.abandon_in.clone(),
+            device: d.clone(),
             target,
         })
     }
@@ -147,6 +214,9 @@ impl App for ClearApp {
         self.resized_to
             .borrow_mut()
             .push((gpu.generation, width, height));
+        if abandons_in(&self.abandon_in, "resize") {
+            abandon_a_set(&gpu.device, "abandoned-in-resize");
+        }
         if self.fail_resizes.get() > 0 {
             self.fail_resizes.set(self.fail_resizes.get() - 1);
             return Err(Fault::new(
@@ -1759,4 +1829,145 @@ async fn a_stop_from_with_live_drops_the_resources_through_the_trampoline() {
             .any(|l| l.contains("dropping the application's resources threw")),
         "{lines:?}"
     );
+}
+
+/// A scope set a throw abandoned inside `with_live` is popped by its
+/// trampoline: what it caught is reported and the stack is balanced.
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throw_abandoned_in_with_live_is_popped() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let answered = r.with_live(|gpu, _| abandon_a_set(&gpu.device, "abandoned-in-with-live"));
+    assert!(answered.is_none());
+    assert_reported_by_the_abandoned_set(&r, "abandoned-in-with-live").await;
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// A `track` whose `create` opens a set and throws: its own trampoline pops it.
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throw_abandoned_in_a_tracked_creation_is_popped() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let created = r.with_live(|gpu, _| {
+        gpu.device
+            .track("throws-in-create", 16, || -> Result<web_sys::GpuBuffer, JsValue> {
+                abandon_a_set(&gpu.device, "abandoned-in-track");
+                Err(JsValue::NULL)
+            })
+            .map(|_| ())
+    });
+    let fault = created.expect("with_live ran").unwrap_err();
+    assert_eq!(fault.kind, webgpu_guard::FaultKind::Exception, "{fault}");
+    assert_reported_by_the_abandoned_set(&r, "abandoned-in-track").await;
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// A set `build` holds across an await, abandoned by a throw in a later poll:
+/// the trampolined future's context pops it.
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throwing_build_held_across_an_await_is_popped() {
+    let r = runtime();
+    r.app().abandon_in.set(Some("build"));
+    r.start();
+    assert_reported_by_the_abandoned_set(&r, "abandoned-in-build").await;
+    wait_until("the fallback", || r.status().state.as_str() == "failed").await;
+    // Started again, the build runs and the new device's stack is balanced.
+    r.start();
+    wait_state(&r, "running", 2).await;
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// A resize that opens a set and throws.
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throwing_resize_abandoned_is_popped() {
+    let r = runtime();
+    r.app().sized.set(true);
+    display_at(&r, 100, 50);
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.app().abandon_in.set(Some("resize"));
+    display_at(&r, 120, 60);
+    assert_reported_by_the_abandoned_set(&r, "abandoned-in-resize").await;
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// The resources' `Drop` opens a set and throws (a recovery drops them).
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throwing_drop_abandoned_is_popped() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    r.app().abandon_in.set(Some("drop"));
+    r.force_recovery();
+    assert_reported_by_the_abandoned_set(&r, "abandoned-in-drop").await;
+    wait_state(&r, "running", 2).await;
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// A fallback hook that opens a set on another runtime's device and throws.
+#[wasm_bindgen_test]
+async fn a_scope_set_a_throwing_hook_abandoned_is_popped() {
+    let running = runtime();
+    running.start();
+    wait_state(&running, "running", 1).await;
+    let device = running
+        .with_live(|gpu, _| gpu.device.clone())
+        .expect("a live device");
+    let failing = runtime();
+    failing.app().invalid_in_build.set(true);
+    failing.on_fallback(move |_| abandon_a_set(&device, "abandoned-in-a-hook"));
+    failing.start();
+    assert_reported_by_the_abandoned_set(&running, "abandoned-in-a-hook").await;
+    assert_eq!(running.scope_stack_balanced().await, Some(true));
+    running.stop();
+    failing.stop();
+}
+
+#[wasm_bindgen(inline_js = "export function throw_a_revoked_proxy() {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  throw proxy;
+}")]
+extern "C" {
+    /// Throws, through WebAssembly, a revoked `Proxy`: `instanceof` on it
+    /// throws, and so does every other look at it.
+    fn throw_a_revoked_proxy();
+}
+
+/// A frame that throws a value the trampoline cannot even look at: still
+/// stopped there, classified as a throw (not a crash, not the driver), its
+/// scopes popped and its borrow released; frames go on.
+#[wasm_bindgen_test]
+async fn a_frame_throwing_a_revoked_proxy_is_classified_as_a_throw() {
+    let r = runtime();
+    r.set_frame_sampling(webgpu_guard::frame_sampling::FrameSampling::every(1));
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let target = r.status().frames + 2;
+    let thrown = Cell::new(false);
+    *r.app().on_frame.borrow_mut() = Some(Box::new(move |frame| {
+        if frame >= target && !thrown.replace(true) {
+            throw_a_revoked_proxy();
+        }
+    }));
+    wait_until("the thrown frame", || r.status().frames_thrown == 1).await;
+    let lines = r.faults().recent_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("the frame threw") && l.contains("cannot be read")),
+        "{lines:?}"
+    );
+    let frames = r.app().frames.get();
+    wait_until("frames after the throw", || r.app().frames.get() > frames + 2).await;
+    assert_eq!(r.status().state.as_str(), "running");
+    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
 }

@@ -20,7 +20,7 @@ use crate::fault::{CallSite, Fault};
 use crate::web::alloc::Tracked;
 use crate::web::device::GuardedDevice;
 use crate::web::encoder::{thrown, CommandEncoder, ComputePass, RenderPass};
-use crate::web::js::enum_str;
+use crate::web::js::{enum_str, label_of, member_label};
 
 #[wasm_bindgen(module = "/src/web/commands.js")]
 extern "C" {
@@ -674,7 +674,7 @@ impl GuardedDevice {
     pub fn write_buffer(&self, buffer: &GpuBuffer, offset: u64, data: &[u8]) -> Result<(), Fault> {
         let site = CallSite::here();
         try_write_buffer(self.queue().as_ref(), buffer, offset as f64, data)
-            .map_err(|e| thrown(&buffer.label(), "writeBuffer", site, e))
+            .map_err(|e| thrown(&label_of(buffer), "writeBuffer", site, e))
     }
 
     /// `queue.writeTexture(destination, data, layout, size)`: CPU bytes into a
@@ -699,7 +699,7 @@ impl GuardedDevice {
     ) -> Result<(), Fault> {
         let site = CallSite::here();
         try_write_texture(self.queue().as_ref(), destination, data, layout, size).map_err(|e| {
-            let label = destination.get_texture().label();
+            let label = member_label(destination, "texture");
             thrown(&label, "writeTexture", site, e)
         })
     }
@@ -716,7 +716,7 @@ impl GuardedDevice {
         let site = CallSite::here();
         try_copy_external_image_to_texture(self.queue().as_ref(), source, destination, size)
             .map_err(|e| {
-                let label = destination.get_texture().label();
+                let label = member_label(destination, "texture");
                 thrown(&label, "copyExternalImageToTexture", site, e)
             })
     }

@@ -49,7 +49,7 @@ pub struct GuardedDevice {
 impl std::fmt::Debug for GuardedDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GuardedDevice")
-            .field("label", &self.raw().label())
+            .field("label", &crate::web::js::label_of(self.raw()))
             .field("lost", &self.is_lost())
             .field("level", &self.level())
             .finish()

@@ -61,6 +61,23 @@ pub fn text_field(object: &JsValue, key: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The `label` of a WebGPU object, read without trusting its type: `""` when it
+/// has none, is not an object or its getter throws. web-sys's own `label()`,
+/// called on a value of another shape (an application's `unchecked_into`),
+/// throws through WebAssembly; error paths read labels this way (clippy.toml
+/// refuses the others).
+pub fn label_of(object: &JsValue) -> String {
+    text_field(object, "label")
+}
+
+/// The label of the object in member `key` of `descriptor` (the `texture` of a
+/// copy's destination), read as [`label_of`] reads one.
+pub fn member_label(descriptor: &JsValue, key: &str) -> String {
+    js_sys::Reflect::get(descriptor, &JsValue::from_str(key))
+        .map(|object| label_of(&object))
+        .unwrap_or_default()
+}
+
 /// The string form of a web-sys string enum.
 pub fn enum_str<T: Into<JsValue>>(value: T) -> String {
     value.into().as_string().unwrap_or_default()

@@ -35,6 +35,7 @@ use crate::usage::MapModes;
 use crate::web::commands::{size_or_rest, try_get_mapped_range, try_map_async, try_unmap};
 use crate::web::device::GuardedDevice;
 use crate::web::encoder::thrown;
+use crate::web::js::label_of;
 
 /// The fault of a map on the lost device of the buffer labelled `label`.
 fn lost(label: &str, site: CallSite) -> Fault {
@@ -46,11 +47,35 @@ fn lost(label: &str, site: CallSite) -> Fault {
     .at(site)
 }
 
+/// A map in flight: dropped before it settled (its future dropped), it unmaps
+/// the buffer, which rejects the map and leaves the buffer usable.
+struct UnmapIfDropped(Option<GpuBuffer>);
+
+impl UnmapIfDropped {
+    /// The map settled: the buffer is the caller's again.
+    fn settled(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for UnmapIfDropped {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.0.take() {
+            let _ = try_unmap(buffer.as_ref());
+        }
+    }
+}
+
 impl GuardedDevice {
     /// `buffer.mapAsync(mode, offset, size)`; `size` `None`: to the end. `Err`
     /// names the buffer and why: [`FaultKind::DeviceLost`] when the device is
     /// lost (before, during or as the map settles), [`FaultKind::Exception`]
     /// otherwise (the buffer destroyed or unmapped first, a bad range).
+    ///
+    /// Like every Rust future, it does nothing until polled: the map starts at
+    /// the first poll. Dropped before it completes (a `?` before it is spawned,
+    /// a `select!`, a cancelled task), it unmaps the buffer, which stays
+    /// usable: the next map, or a copy into it, works.
     #[track_caller]
     pub fn map_async(
         &self,
@@ -61,18 +86,19 @@ impl GuardedDevice {
     ) -> impl std::future::Future<Output = Result<(), Fault>> + 'static {
         let site = CallSite::here();
         let device = self.clone();
-        let label = buffer.label();
-        let promise = try_map_async(
-            buffer.as_ref(),
-            mode.bits(),
-            offset as f64,
-            size_or_rest(size),
-        );
-        // Handled from now on, even if the future is dropped unpolled.
-        let settled = crate::web::wait::settled(&promise);
+        let label = label_of(buffer);
         let buffer = buffer.clone();
         async move {
-            match settled.await {
+            let promise = try_map_async(
+                buffer.as_ref(),
+                mode.bits(),
+                offset as f64,
+                size_or_rest(size),
+            );
+            // Handled from now on, even if this future is dropped.
+            let settled = crate::web::wait::settled(&promise);
+            let in_flight = UnmapIfDropped(Some(buffer.clone()));
+            let result = match settled.await {
                 Err(_) if device.is_lost() => Err(lost(&label, site)),
                 Err(e) => Err(thrown(&label, "mapAsync", site, e)),
                 Ok(_) if device.is_lost() => {
@@ -81,7 +107,9 @@ impl GuardedDevice {
                     Err(lost(&label, site))
                 }
                 Ok(_) => Ok(()),
-            }
+            };
+            in_flight.settled();
+            result
         }
     }
 
@@ -95,19 +123,20 @@ impl GuardedDevice {
     ) -> Result<js_sys::ArrayBuffer, Fault> {
         let site = CallSite::here();
         try_get_mapped_range(buffer.as_ref(), offset as f64, size_or_rest(size))
-            .map_err(|e| thrown(&buffer.label(), "getMappedRange", site, e))
+            .map_err(|e| thrown(&label_of(buffer), "getMappedRange", site, e))
     }
 
     /// `buffer.unmap()`.
     #[track_caller]
     pub fn unmap(&self, buffer: &GpuBuffer) -> Result<(), Fault> {
         let site = CallSite::here();
-        try_unmap(buffer.as_ref()).map_err(|e| thrown(&buffer.label(), "unmap", site, e))
+        try_unmap(buffer.as_ref()).map_err(|e| thrown(&label_of(buffer), "unmap", site, e))
     }
 
     /// Reads `size` bytes of `buffer` from `offset` (a `MAP_READ` buffer the
     /// GPU copied into): maps it, copies the bytes out and unmaps it, on every
-    /// path. The errors of [`Self::map_async`].
+    /// path. The errors of [`Self::map_async`]. Nothing happens until it is
+    /// polled, and a read dropped mid-flight leaves the buffer unmapped.
     #[track_caller]
     pub fn read_buffer(
         &self,
@@ -122,13 +151,13 @@ impl GuardedDevice {
             mapped.await?;
             let bytes = try_get_mapped_range(buffer.as_ref(), offset as f64, size as f64)
                 .map(|range| js_sys::Uint8Array::new(&range).to_vec())
-                .map_err(|e| thrown(&buffer.label(), "getMappedRange", site, e));
+                .map_err(|e| thrown(&label_of(&buffer), "getMappedRange", site, e));
             let unmapped = try_unmap(buffer.as_ref());
             let bytes = bytes?;
             if device.is_lost() {
-                return Err(lost(&buffer.label(), site));
+                return Err(lost(&label_of(&buffer), site));
             }
-            unmapped.map_err(|e| thrown(&buffer.label(), "unmap", site, e))?;
+            unmapped.map_err(|e| thrown(&label_of(&buffer), "unmap", site, e))?;
             Ok(bytes)
         }
     }

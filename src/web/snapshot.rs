@@ -30,11 +30,13 @@ use crate::usage::BufferUsages;
 use crate::web::init::GpuContext;
 use crate::web::scope::{Filter, ScopeSet};
 
-/// The bytes of one snapshot and the frame they are from.
+/// The bytes of one snapshot, the frame and the device generation they are from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// The frame after whose submit the bytes were copied.
     pub frame: u64,
+    /// The generation of the device they were read from.
+    pub generation: u64,
     /// The buffer's bytes.
     pub bytes: Vec<u8>,
 }
@@ -51,12 +53,29 @@ pub struct GpuSnapshot {
 #[derive(Debug, Default)]
 struct State {
     latest: Option<Snapshot>,
-    /// A read is in flight.
-    reading: bool,
+    /// The read in flight on the newest device, if one is: its number.
+    reading: Option<u64>,
+    /// Reads started so far (the last one's number).
+    reads: u64,
+    /// The newest device generation a capture was asked on.
+    generation: u64,
     /// The frame of the last capture started.
     last_capture: Option<u64>,
     taken: u64,
     interrupted: u64,
+}
+
+impl State {
+    /// The read in flight that a capture on device `generation` must wait for:
+    /// none when the read in flight is of an older device (a torn-down device's
+    /// read may never settle, and its bytes are discarded if it does).
+    fn reading_on(&mut self, generation: u64) -> Option<u64> {
+        if generation > self.generation {
+            self.generation = generation;
+            self.reading = None;
+        }
+        self.reading
+    }
 }
 
 impl GpuSnapshot {
@@ -68,6 +87,19 @@ impl GpuSnapshot {
             every_frames: every_frames.max(1),
             state: Rc::new(Held::default()),
         }
+    }
+
+    /// The last snapshot that arrived whole, for `build` to start the new
+    /// device `gpu` from. From now on, a read still in flight on an older
+    /// device is discarded when it completes: the new device goes on from what
+    /// this returned, not from what a torn-down device answered late.
+    pub fn restore(&self, gpu: &GpuContext) -> Option<Snapshot> {
+        self.state
+            .with(|s| {
+                s.reading_on(gpu.generation);
+                s.latest.clone()
+            })
+            .flatten()
     }
 
     /// The last snapshot that arrived whole, if any.
@@ -88,7 +120,7 @@ impl GpuSnapshot {
 
     /// Whether a read is in flight.
     pub fn reading(&self) -> bool {
-        self.state.with(|s| s.reading).unwrap_or(false)
+        self.state.with(|s| s.reading.is_some()).unwrap_or(false)
     }
 
     /// Call after the frame's submit. When `every_frames` frames have passed
@@ -109,7 +141,7 @@ impl GpuSnapshot {
         let due = self
             .state
             .with(|s| {
-                !s.reading
+                s.reading_on(gpu.generation).is_none()
                     && s.last_capture
                         .is_none_or(|last| frame >= last + self.every_frames)
             })
@@ -133,22 +165,31 @@ impl GpuSnapshot {
     ) -> Result<bool, Fault> {
         // Read, then set once the copy is submitted: nothing is lent while
         // the device's calls (and the fault sink they may report to) run.
-        if self.state.with(|s| s.reading) != Some(false) {
+        if self.state.with(|s| s.reading_on(gpu.generation).is_none()) != Some(true) {
             return Ok(false);
         }
         let device = &gpu.device;
-        let usage = BufferUsages::from_bits(source.usage());
-        if (source.size() as u64) < size || !usage.contains(BufferUsages::COPY_SRC) {
+        // Read without trusting the value's type (its own getters throw on
+        // a value of another shape): what is not a buffer fails the check.
+        let number = |key: &str| {
+            js_sys::Reflect::get(source, &key.into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        let (source_usage, source_size) = (number("usage") as u32, number("size") as u64);
+        let source_label = crate::web::js::label_of(source);
+        let usage = BufferUsages::from_bits(source_usage);
+        if source_size < size || !usage.contains(BufferUsages::COPY_SRC) {
             return Err(Fault::new(
                 FaultKind::Exception,
                 format!(
                     "snapshot \"{}\": the buffer \"{}\" must have COPY_SRC usage and {size} bytes at least (it has {usage:?}, {} bytes)",
                     self.label,
-                    source.label(),
-                    source.size()
+                    source_label, source_size
                 ),
             )
-            .on_object(source.label()));
+            .on_object(source_label));
         }
         let label = format!("{}-snapshot", self.label);
         let staging = device.create_buffer(
@@ -166,10 +207,15 @@ impl GpuSnapshot {
         })();
         let checked = scope.close();
         copied?;
-        self.state.with(|state| {
-            state.reading = true;
+        let generation = gpu.generation;
+        let Some(read_number) = self.state.with(|state| {
+            state.reads += 1;
+            state.reading = Some(state.reads);
             state.last_capture = Some(frame);
-        });
+            state.reads
+        }) else {
+            return Ok(false);
+        };
         let read = device.read_buffer(&staging, 0, size);
         let shared = Rc::downgrade(&self.state);
         wasm_bindgen_futures::spawn_local(async move {
@@ -181,10 +227,20 @@ impl GpuSnapshot {
                 return;
             };
             shared.with(|state| {
-                state.reading = false;
+                // A read from an older device than the newest one a capture
+                // was asked on (one Gecko never destroyed, answered late) is
+                // discarded: `build` may have started from `latest` already.
+                let current = state.reading == Some(read_number);
+                if current {
+                    state.reading = None;
+                }
                 match outcome {
-                    Ok(bytes) if clean => {
-                        state.latest = Some(Snapshot { frame, bytes });
+                    Ok(bytes) if clean && current && generation >= state.generation => {
+                        state.latest = Some(Snapshot {
+                            frame,
+                            generation,
+                            bytes,
+                        });
                         state.taken += 1;
                     }
                     _ => state.interrupted += 1,

@@ -107,7 +107,7 @@ impl App for Flock {
         // The last snapshot if there is one: the flock goes on from there.
         let start = self
             .snapshot
-            .latest()
+            .restore(gpu)
             .map(|snapshot| snapshot.bytes)
             .unwrap_or_else(initial_flock);
         let (flock, step_group, draw_group, step_layout, draw_layout) = d
