@@ -105,25 +105,98 @@ pub fn redact_quoted(text: &str) -> String {
     out
 }
 
-/// Replaces every word that looks like user data (an address with `@`, a path or
-/// URL with `/` or `\\`, a run of four or more digits) with `…`. Words are split
-/// on spaces, quotes, brackets and `:`; the separators are kept. A URL (a word
-/// with `://`, split on spaces, quotes and brackets only) goes whole, its query
-/// (a token) with it.
+/// Replaces every credential, URL and word that looks like user data with `…`:
+///
+/// * the value of every `key=value` whose key names a credential (`token`,
+///   `sig`, `signature`, `key`, `secret`, `password`, `auth`, `session`,
+///   `jsessionid`, `code` and the like, in any case and inside longer keys such
+///   as `api_key` or `X-Amz-Signature`), wherever it stands; the value runs to
+///   whitespace, a quote or `&`;
+/// * every URL (a run holding `://`, a `www.` host, or a `?` query with an
+///   `=`), whole: a URL runs to whitespace or a quote, whatever punctuation it
+///   holds (`,` and `;` included), its query with it;
+/// * every word (split on whitespace, quotes, brackets, `,`, `;`, `:` and `=`,
+///   which are kept) holding an address with `@`, a path with `/` or `\\`, a
+///   host or IP (two dots or more) or a run of four or more digits.
 pub fn redact_user_data(text: &str) -> String {
-    redact_words(&redact_urls(text))
+    redact_words(&redact_urls(&redact_credentials(text)))
 }
 
-/// Replaces every URL (a run without spaces, quotes or brackets that holds a
-/// scheme, a query or a `www.` host) with `…`, its query with it.
+/// Parts of a key that name a credential.
+const CREDENTIAL_KEYS: [&str; 14] = [
+    "token",
+    "sig",
+    "key",
+    "secret",
+    "passw",
+    "pwd",
+    "auth",
+    "session",
+    "sid",
+    "code",
+    "credential",
+    "cookie",
+    "bearer",
+    "jwt",
+];
+
+/// Whether `c` ends a credential's value.
+fn ends_a_value(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '&')
+}
+
+/// Whether `c` may be part of a key (`api_key`, `X-Amz-Signature`, `p.token`).
+fn in_a_key(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// The value of every `key=value` whose key names a credential replaced with
+/// `…` (see [`redact_user_data`]).
+fn redact_credentials(text: &str) -> String {
+    if !text.contains('=') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut key_start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        out.push(c);
+        if c != '=' {
+            if !in_a_key(c) {
+                key_start = at + c.len_utf8();
+            }
+            continue;
+        }
+        let key = text[key_start..at].to_ascii_lowercase();
+        key_start = at + 1;
+        if key.is_empty() || !CREDENTIAL_KEYS.iter().any(|part| key.contains(part)) {
+            continue;
+        }
+        let mut redacted = false;
+        while let Some(&(_, next)) = chars.peek() {
+            if ends_a_value(next) {
+                break;
+            }
+            redacted = true;
+            chars.next();
+        }
+        if redacted {
+            out.push('…');
+        }
+    }
+    out
+}
+
+/// Replaces every URL (a run without whitespace or quotes that holds a scheme,
+/// a query or a `www.` host) with `…`, its query with it.
 fn redact_urls(text: &str) -> String {
     if !contains(text, "://") && !text.contains('?') && !contains(text, "www.") {
         return text.to_string();
     }
-    replace_words(text, "\"'`[](){}<>,;", |word| {
+    replace_words(text, "\"'`", |word| {
         contains(word, "://")
             || (word.contains('?') && word.contains('='))
-            || word.starts_with("www.")
+            || contains(word, "www.")
     })
 }
 
@@ -242,7 +315,7 @@ mod tests {
         assert_eq!(redact_user_data("shadow-map 4096x4096"), "shadow-map …");
         assert_eq!(
             redact_user_data("avatar https://cdn.example.com/u?token=abc, (again)"),
-            "avatar …, (again)"
+            "avatar … (again)"
         );
         assert_eq!(
             redact_user_data("[Texture \"ws://h:9/x?k=v\"]"),

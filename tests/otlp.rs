@@ -105,3 +105,155 @@ fn a_request_decodes_as_an_export_logs_service_request() {
     assert_eq!(attribute(&shadow.attributes, "webgpu.phase"), None);
     assert_eq!(attribute(&shadow.attributes, "webgpu.frame"), None);
 }
+
+/// A small deterministic generator (xorshift), so that a failure replays.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// A secret that could not appear by chance.
+fn secret(random: &mut Random) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
+    let tail: String = (0..10)
+        .map(|_| ALPHABET[random.below(ALPHABET.len())] as char)
+        .collect();
+    format!("Zq{tail}")
+}
+
+/// `secret` carried the ways a page's text carries one: in a URL's query after
+/// punctuation, in a path, as a matrix parameter, as a bare `key=value`.
+fn carrying(random: &mut Random, secret: &str) -> String {
+    let punctuation = [
+        ",", ";", ":", "(", ")", "[", "]", "{", "}", "<", ">", "|", "!", "*", "+", ",64",
+    ];
+    let key = random.pick(&[
+        "sig",
+        "token",
+        "access_token",
+        "api_key",
+        "apiKey",
+        "X-Amz-Signature",
+        "signature",
+        "key",
+        "secret",
+        "client_secret",
+        "password",
+        "Password",
+        "auth",
+        "session",
+        "jsessionid",
+        "JSESSIONID",
+        "code",
+        "sid",
+        "id_token",
+        "Authorization",
+    ]);
+    let p = random.pick(&punctuation);
+    let q = random.pick(&punctuation);
+    match random.below(6) {
+        0 => format!("https://cdn.example.com/a?size=64{p}64&{key}={secret}{q}"),
+        1 => format!("https://cdn.example.com/a;{key}={secret}{p}x?y=1"),
+        2 => format!("{p}{key}={secret}{q}"),
+        3 => format!("/static/img.png;jsessionid={secret}{p}"),
+        4 => format!("http://h.example/u/{secret}/avatar.png{p}"),
+        _ => format!("www.example.com/path?{key}={secret}{q}"),
+    }
+}
+
+/// Text with the secret-bearing part at a random place among words and
+/// punctuation.
+fn text_around(random: &mut Random, carried: &str) -> String {
+    let words = [
+        "buffer",
+        "[Texture",
+        "\"photo\"]",
+        "bind",
+        "group",
+        "mip-3",
+        "(again)",
+        "at",
+        "line",
+        "7:3",
+        "—",
+        "é",
+        "🎉",
+        "x=1",
+        "size=64,64",
+        "while",
+        "calling",
+        ";",
+        ",",
+        "=",
+    ];
+    let before = random.below(6);
+    let after = random.below(6);
+    let mut parts: Vec<String> = (0..before)
+        .map(|_| random.pick(&words).to_string())
+        .collect();
+    let glue = random.pick(&[" ", "", ",", ";", "(", "=", ":"]);
+    parts.push(format!("{glue}{carried}"));
+    parts.extend((0..after).map(|_| random.pick(&words).to_string()));
+    parts.join(random.pick(&[" ", " ", ", ", "; "]))
+}
+
+/// Thousands of messages, labels and phase names with a secret at a random
+/// place amid random punctuation: no secret reaches an OTLP request's body
+/// or a page-hide body (the two ways the HTTP sink sends).
+#[test]
+fn no_secret_reaches_a_request_or_a_page_hide_body() {
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    for round in 0..3_000 {
+        let mut outbox = Outbox::new(ExportConfig::default(), Resource::new("secrets"));
+        let secrets: Vec<String> = (0..3).map(|_| secret(&mut random)).collect();
+        let texts: Vec<String> = secrets
+            .iter()
+            .map(|s| {
+                let carried = carrying(&mut random, s);
+                text_around(&mut random, &carried)
+            })
+            .collect();
+        let clean_label = random
+            .pick(&["globals", "vertices", "shadow-map"])
+            .to_string();
+        let (message, label, phase) = match random.below(3) {
+            0 => (texts[0].clone(), clean_label, None),
+            1 => (texts[0].clone(), texts[1].clone(), None),
+            _ => (texts[0].clone(), texts[1].clone(), Some(texts[2].clone())),
+        };
+        outbox.add(
+            FaultKind::Validation,
+            &label,
+            phase.as_deref(),
+            &message,
+            Some(3),
+            1,
+            1_000.0,
+        );
+        let body = if round % 2 == 0 {
+            outbox.take_request(1_000_000.0).expect("a request")
+        } else {
+            outbox.take_beacon(1_000.0, 60_000).expect("a beacon").body
+        };
+        for secret in &secrets {
+            assert!(
+                !body.contains(secret.as_str()),
+                "round {round}: {secret} leaked\nmessage: {message}\nlabel: {label}\nphase: {phase:?}\nbody: {body}"
+            );
+        }
+    }
+}

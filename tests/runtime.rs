@@ -1853,10 +1853,14 @@ async fn a_scope_set_a_throw_abandoned_in_a_tracked_creation_is_popped() {
     wait_state(&r, "running", 1).await;
     let created = r.with_live(|gpu, _| {
         gpu.device
-            .track("throws-in-create", 16, || -> Result<web_sys::GpuBuffer, JsValue> {
-                abandon_a_set(&gpu.device, "abandoned-in-track");
-                Err(JsValue::NULL)
-            })
+            .track(
+                "throws-in-create",
+                16,
+                || -> Result<web_sys::GpuBuffer, JsValue> {
+                    abandon_a_set(&gpu.device, "abandoned-in-track");
+                    Err(JsValue::NULL)
+                },
+            )
             .map(|_| ())
     });
     let fault = created.expect("with_live ran").unwrap_err();
@@ -1966,7 +1970,10 @@ async fn a_frame_throwing_a_revoked_proxy_is_classified_as_a_throw() {
         "{lines:?}"
     );
     let frames = r.app().frames.get();
-    wait_until("frames after the throw", || r.app().frames.get() > frames + 2).await;
+    wait_until("frames after the throw", || {
+        r.app().frames.get() > frames + 2
+    })
+    .await;
     assert_eq!(r.status().state.as_str(), "running");
     assert_eq!(r.scope_stack_balanced().await, Some(true));
     r.stop();

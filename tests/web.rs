@@ -3116,13 +3116,13 @@ async fn a_readback_across_a_loss_ends_in_an_err_naming_the_buffer() {
     let doomed = d
         .create_buffer("readback-doomed", 64, BufferUsages::MAP_READ)
         .unwrap();
-    let pending = d.map_async(&doomed, MapModes::READ, 0, None);
+    let pending = started(d.map_async(&doomed, MapModes::READ, 0, None));
     doomed.destroy();
     let fault = pending.await.unwrap_err();
     assert!(fault.to_string().contains("\"readback-doomed\""), "{fault}");
 
     // The device destroyed while a map is pending.
-    let pending = d.read_buffer(&readback, 0, 64);
+    let pending = started(d.read_buffer(&readback, 0, 64));
     d.raw().destroy();
     let fault = pending.await.unwrap_err();
     assert!(fault.to_string().contains("\"readback-target\""), "{fault}");
@@ -3132,4 +3132,169 @@ async fn a_readback_across_a_loss_ends_in_an_err_naming_the_buffer() {
     assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
     assert!(fault.to_string().contains("\"readback-target\""), "{fault}");
     drop(watch);
+}
+
+// ---------------------------------------------------------------- wrong shapes
+
+/// Polls `future` once, so that its work starts, and hands it back to be
+/// awaited (or dropped) later.
+fn started<F: std::future::Future>(future: F) -> std::pin::Pin<Box<F>> {
+    let mut future = Box::pin(future);
+    let _ = future
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    future
+}
+
+/// `buffer.mapState`, read as a plain property.
+fn map_state(buffer: &web_sys::GpuBuffer) -> String {
+    webgpu_guard::web::js::text_field(buffer, "mapState")
+}
+
+type ShapeOp = fn(&GuardedDevice) -> Result<(), Fault>;
+
+/// Every guarded method that takes a WebGPU object or a descriptor holding
+/// one, given a plain object in its place (an application's `unchecked_into`).
+fn wrong_shape_calls() -> Vec<(&'static str, ShapeOp)> {
+    use web_sys::{
+        GpuCopyExternalImageDestInfo, GpuCopyExternalImageSourceInfo, GpuExtent3dDict,
+        GpuTexelCopyBufferInfo, GpuTexelCopyBufferLayout, GpuTexelCopyTextureInfo,
+    };
+    fn texture_info() -> GpuTexelCopyTextureInfo {
+        GpuTexelCopyTextureInfo::new(&not_a())
+    }
+    fn extent() -> GpuExtent3dDict {
+        GpuExtent3dDict::new(1)
+    }
+    vec![
+        ("writeBuffer", |d| d.write_buffer(&not_a(), 0, &[0; 4])),
+        ("writeTexture", |d| {
+            d.write_texture(
+                &texture_info(),
+                &[0; 4],
+                &GpuTexelCopyBufferLayout::new(),
+                &extent(),
+            )
+        }),
+        ("copyExternalImageToTexture", |d| {
+            d.copy_external_image_to_texture(
+                &GpuCopyExternalImageSourceInfo::new_with_html_canvas_element(&not_a()),
+                &GpuCopyExternalImageDestInfo::new(&not_a()),
+                &extent(),
+            )
+        }),
+        ("getMappedRange", |d| {
+            d.get_mapped_range(&not_a(), 0, None).map(drop)
+        }),
+        ("unmap", |d| d.unmap(&not_a())),
+        ("clearBuffer", |d| {
+            d.create_command_encoder("shape")?.clear_buffer(&not_a())
+        }),
+        ("copyBufferToBuffer", |d| {
+            d.create_command_encoder("shape")?
+                .copy_buffer_to_buffer(&not_a(), 0, &not_a(), 0, 4)
+        }),
+        ("copyBufferToTexture", |d| {
+            d.create_command_encoder("shape")?.copy_buffer_to_texture(
+                &GpuTexelCopyBufferInfo::new(&not_a()),
+                &texture_info(),
+                &extent(),
+            )
+        }),
+        ("copyTextureToBuffer", |d| {
+            d.create_command_encoder("shape")?.copy_texture_to_buffer(
+                &texture_info(),
+                &GpuTexelCopyBufferInfo::new(&not_a()),
+                &extent(),
+            )
+        }),
+        ("copyTextureToTexture", |d| {
+            d.create_command_encoder("shape")?.copy_texture_to_texture(
+                &texture_info(),
+                &texture_info(),
+                &extent(),
+            )
+        }),
+        ("resolveQuerySet", |d| {
+            d.create_command_encoder("shape")?
+                .resolve_query_set(&not_a(), 0, 1, &not_a(), 0)
+        }),
+        ("drawIndirect", |d| {
+            render_pass(d)?.draw_indirect(&not_a(), 0)
+        }),
+        ("executeBundles", |d| {
+            render_pass(d)?.execute_bundles(&[&not_a()])
+        }),
+        ("dispatchWorkgroupsIndirect", |d| {
+            d.create_command_encoder("shape")?
+                .begin_compute_pass()?
+                .dispatch_workgroups_indirect(&not_a(), 0)
+        }),
+    ]
+}
+
+/// Every guarded method, given a value of the wrong shape, returns `Err`
+/// naming the call: nothing throws through WebAssembly (not even its own error
+/// path, which reads the object's label), and no scope is left open.
+#[wasm_bindgen_test]
+async fn every_guarded_method_given_a_value_of_the_wrong_shape_returns_err() {
+    use webgpu_guard::usage::MapModes;
+    let d = device().await;
+    for (name, op) in wrong_shape_calls() {
+        let mut result = None;
+        let thrown = webgpu_guard::web::crash::trampoline(&mut || result = Some(op(&d)));
+        assert!(thrown.is_ok(), "{name} threw through WebAssembly");
+        let fault = result.expect(name).expect_err(name);
+        assert!(fault.message.contains(name), "{name}: {fault}");
+    }
+    // The reads, polled through the trampoline.
+    let map =
+        webgpu_guard::web::crash::Trampolined::new(d.map_async(&not_a(), MapModes::READ, 0, None))
+            .await;
+    assert!(map.expect("mapAsync threw").is_err());
+    let read = webgpu_guard::web::crash::Trampolined::new(d.read_buffer(&not_a(), 0, 4)).await;
+    assert!(read.expect("a read threw").is_err());
+    assert_stack_balanced(&d).await;
+}
+
+/// A readback does nothing until polled, and one dropped mid-flight (a
+/// `select!`, a cancelled task, a `?` before it was spawned) leaves its buffer
+/// unmapped: the next read of it, and a copy into it, work.
+#[wasm_bindgen_test]
+async fn a_readback_dropped_mid_flight_leaves_its_buffer_usable() {
+    let (d, net, _) = device_with_net(raw_device().await);
+    let data: Vec<u8> = (0..64).collect();
+    let source = d
+        .create_buffer_init("dropped-read-source", BufferUsages::COPY_SRC, &data)
+        .unwrap();
+    let readback = d
+        .create_buffer(
+            "dropped-read-target",
+            64,
+            BufferUsages::MAP_READ | BufferUsages::COPY_DST,
+        )
+        .unwrap();
+    let copy = || {
+        let encoder = d.create_command_encoder("dropped-read-copy").unwrap();
+        encoder
+            .copy_buffer_to_buffer(&source, 0, &readback, 0, 64)
+            .unwrap();
+        d.submit(&[encoder.finish().unwrap()]).unwrap();
+    };
+    copy();
+    // Made and never polled: nothing starts.
+    let unpolled = d.read_buffer(&readback, 0, 64);
+    assert_eq!(map_state(&readback), "unmapped");
+    drop(unpolled);
+    // Started, then dropped before it completes.
+    let in_flight = started(d.read_buffer(&readback, 0, 64));
+    assert_eq!(map_state(&readback), "pending");
+    drop(in_flight);
+    assert_eq!(map_state(&readback), "unmapped");
+    // The same buffer copied into and read again.
+    copy();
+    assert_eq!(d.read_buffer(&readback, 0, 64).await.unwrap(), data);
+    flush(&d).await;
+    settle().await;
+    assert_eq!(net.stats().validation, 0, "{:?}", net.groups());
 }

@@ -94,8 +94,8 @@ pub enum Verdict {
     Delivered,
     /// Failed and kept: sent again after the delay, in milliseconds.
     RetryIn(u32),
-    /// Refused for good (any status but 2xx, 408, 429, 500, 502, 503 and 504):
-    /// dropped, counted.
+    /// Refused for good (any status but 2xx, 429, 502, 503 and 504, the ones
+    /// OTLP/HTTP retries): dropped, counted.
     Rejected,
 }
 
@@ -106,7 +106,7 @@ pub struct ExportStats {
     pub counted: u64,
     /// Errors in requests the server accepted.
     pub delivered: u64,
-    /// Errors handed to `navigator.sendBeacon` (the browser sends them).
+    /// Errors handed to page-hide requests (`keepalive`: the browser sends them).
     pub beaconed: u64,
     /// Errors dropped: the oldest groups past [`ExportConfig::max_records`], and
     /// those of requests refused for good.
@@ -119,7 +119,7 @@ pub struct ExportStats {
     pub in_flight: u64,
     /// Requests made.
     pub requests: u64,
-    /// Requests that failed (no answer, 408, 429, 5xx) and were kept for a retry.
+    /// Requests that failed (no answer, 429, 502, 503, 504) and were kept for a retry.
     pub failed_requests: u64,
     /// Beacons the browser took.
     pub beacons: u64,
@@ -131,7 +131,7 @@ pub struct ExportStats {
     pub last_failure: Option<String>,
 }
 
-/// A body handed to `navigator.sendBeacon`, with what it carries (see
+/// A body handed to a page-hide request (`keepalive`), with what it carries (see
 /// [`Outbox::take_beacon`]).
 #[derive(Debug)]
 pub struct Beacon {
@@ -314,7 +314,7 @@ impl Outbox {
     }
 
     /// Ends the request in flight with `response` at `now_ms`. Its errors are
-    /// delivered, kept for a retry (no answer, 408, 429, 500, 502, 503, 504; after the server's
+    /// delivered, kept for a retry (no answer, 429, 502, 503, 504; after the server's
     /// `Retry-After` when it gives one, else after a delay doubling from the
     /// interval to the cap), or dropped (any other status). `None` when no
     /// request was in flight.
@@ -332,10 +332,10 @@ impl Outbox {
                     self.failures_in_a_row = 0;
                     return Some(Verdict::Delivered);
                 }
-                // OTLP/HTTP retries 429, 502, 503 and 504; a 500 and a 408 may
-                // pass too. Any other status (501, 505, a 4xx, a redirect the
-                // browser did not follow) will not: dropped, counted.
-                if !matches!(status, 408 | 429 | 500 | 502 | 503 | 504) {
+                // OTLP/HTTP retries 429, 502, 503 and 504 only. Any other
+                // status (500, 501, a 4xx, a redirect the browser did not
+                // follow) will not pass by itself: dropped, counted.
+                if !matches!(status, 429 | 502 | 503 | 504) {
                     self.stats.last_failure =
                         Some(format!("the server refused the request ({status})"));
                     self.stats.dropped += count;
@@ -572,11 +572,16 @@ mod tests {
         assert_eq!(verdict("0", 429), Some(Verdict::RetryIn(1_000)));
         assert_eq!(verdict("3600", 503), Some(Verdict::RetryIn(30_000)));
         assert_eq!(
-            verdict("later", 500),
+            verdict("later", 502),
             Some(Verdict::RetryIn(8_000)),
             "backoff"
         );
-        assert_eq!(out.stats().retry_after_honoured, 3);
+        // OTLP/HTTP retries 429, 502, 503 and 504 only: a 500 and a 408 will
+        // not pass by themselves.
+        assert_eq!(verdict("1", 500), Some(Verdict::Rejected));
+        assert_eq!(verdict("1", 408), Some(Verdict::Rejected));
+        assert_eq!(verdict("1", 504), Some(Verdict::RetryIn(1_000)));
+        assert_eq!(out.stats().retry_after_honoured, 4);
         balanced(&out);
     }
 

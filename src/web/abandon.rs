@@ -168,7 +168,9 @@ impl Context {
                 .partition::<Vec<_>, _>(|e| inside.contains(&e.owner));
             state.entries = kept;
             // The context itself is forgotten by its own `Drop`.
-            state.contexts.retain(|(c, _)| *c == id || !inside.contains(c));
+            state
+                .contexts
+                .retain(|(c, _)| *c == id || !inside.contains(c));
             undone
         })
         .unwrap_or_default();

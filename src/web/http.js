@@ -39,10 +39,25 @@ export function guard_post(url, body, headers, keepalive, timeoutMs) {
   }
 }
 
-// Whether the browser took the body to send (it does even after the page is gone).
-export function guard_beacon(url, body) {
+// The page-hide request: a `keepalive` fetch, which the browser sends even
+// after the page is gone, without the user's cookies (`sendBeacon` would send
+// them to a same-site collector), with the sink's headers. Whether the browser
+// took it: a keepalive body over the browser's quota is refused at once.
+export function guard_beacon(url, body, headers) {
   try {
-    return navigator.sendBeacon(url, new Blob([body], { type: "application/json" })) === true;
+    const init = {
+      method: "POST",
+      body,
+      keepalive: true,
+      credentials: "omit",
+      headers: { "content-type": "application/json" },
+    };
+    for (let i = 0; i + 1 < headers.length; i += 2) init.headers[headers[i]] = headers[i + 1];
+    fetch(url, init).then(
+      (response) => { response.arrayBuffer().catch(() => {}); },
+      () => {},
+    );
+    return true;
   } catch (error) {
     return false;
   }

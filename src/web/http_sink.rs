@@ -1,7 +1,12 @@
 //! A telemetry sink that sends to an HTTP collector: OTLP/HTTP JSON logs posted
 //! to `/v1/logs` (see [`crate::telemetry::otlp`]), batched and retried by the
-//! [`Outbox`], flushed with `navigator.sendBeacon` when the page is hidden or
-//! unloads.
+//! [`Outbox`], flushed with `keepalive` requests when the page is hidden or
+//! unloads (page-hide requests; "beacons" in the counters).
+//!
+//! Delivery is at least once: a request the collector answers after the
+//! request's timeout is sent again, so a collector may see an error twice.
+//! No request carries the user's cookies (`credentials: "omit"`, the page-hide
+//! requests too).
 //!
 //! Nothing it does blocks a frame or throws through WebAssembly: an error is
 //! only added to the outbox (no request is made from the fault sink's call), requests
@@ -32,7 +37,7 @@ extern "C" {
         keepalive: bool,
         timeout_ms: u32,
     ) -> js_sys::Promise;
-    fn guard_beacon(url: &str, body: &str) -> bool;
+    fn guard_beacon(url: &str, body: &str, headers: &js_sys::Array) -> bool;
     fn guard_check_url(url: &str) -> String;
 }
 
@@ -43,8 +48,9 @@ const KEEPALIVE_QUOTA: usize = 64 * 1024;
 /// `/v1/logs`, or anything that takes OTLP/HTTP JSON). Cheap to clone: clones
 /// share one outbox. Hand one to [`crate::web::FaultSink::set_sink`].
 ///
-/// The collector must answer the page's CORS preflight: allow its origin (with
-/// credentials, for the beacon), the `content-type` header and `POST`; expose
+/// The collector must answer the page's CORS preflight: allow its origin (no
+/// request carries credentials, so `"*"` serves), the `content-type` header,
+/// every header given to [`HttpSink::with_header`] and `POST`; expose
 /// `Retry-After` for it to be honoured. For an OpenTelemetry Collector, in its
 /// configuration:
 ///
@@ -55,7 +61,7 @@ const KEEPALIVE_QUOTA: usize = 64 * 1024;
 ///       http:
 ///         endpoint: 0.0.0.0:4318
 ///         cors:
-///           # The page's origin: not "*", since the beacon carries credentials.
+///           # The page's origin (or "*": no request carries credentials).
 ///           allowed_origins: ["https://app.example.com"]
 ///           # Every header given to `with_header` (content-type is allowed already).
 ///           allowed_headers: ["authorization"]
@@ -72,8 +78,8 @@ pub struct HttpSink {
 
 struct Shared {
     url: String,
-    /// Extra request headers, as name, value, name, value… (a beacon carries
-    /// none: put a key in the URL's query if the collector needs one there).
+    /// Extra request headers, as name, value, name, value… (the page-hide
+    /// requests carry them too)
     headers: js_sys::Array,
     outbox: Held<Outbox>,
     timer: Held<Option<Timeout>>,
@@ -145,7 +151,7 @@ impl HttpSink {
         Ok(HttpSink { inner })
     }
 
-    /// Adds a header to every request (an API key); a beacon cannot carry it.
+    /// Adds a header to every request, the page-hide ones included (an API key).
     pub fn with_header(self, name: &str, value: &str) -> Self {
         self.inner.headers.push(&name.into());
         self.inner.headers.push(&value.into());
@@ -176,8 +182,8 @@ impl HttpSink {
             .with(|outbox| outbox.resource_mut().set("webgpu.adapter", adapter));
     }
 
-    /// Sends what waits with `navigator.sendBeacon` now (what the sink does
-    /// itself when the page is hidden or unloads).
+    /// Sends what waits now in page-hide requests (`keepalive`, what the sink
+    /// does itself when the page is hidden or unloads).
     pub fn flush_with_beacon(&self) {
         self.inner.sending(|| beacon_everything(&self.inner, false));
     }
@@ -319,8 +325,9 @@ fn post_next(shared: &Rc<Shared>) {
     });
 }
 
-/// Hands everything that waits to `navigator.sendBeacon`, one body at a time,
-/// until the browser refuses one (its quota is spent: the rest waits).
+/// Hands everything that waits to page-hide requests (`keepalive` fetches),
+/// one body at a time, until the browser refuses one (its quota is spent: the
+/// rest waits).
 /// The bodies share the browser's keepalive quota (64 KiB for every keepalive
 /// request and beacon in flight): each beacon fits in what the request in
 /// flight leaves, and a refused one is tried again at half the size. A page
@@ -339,7 +346,7 @@ fn beacon_everything(shared: &Rc<Shared>, respect_backoff: bool) {
         };
         // Sent with the outbox not lent: the browser's call is outside it.
         let sent_bytes = beacon.body.len();
-        let sent = sent_bytes <= budget && guard_beacon(&shared.url, &beacon.body);
+        let sent = sent_bytes <= budget && guard_beacon(&shared.url, &beacon.body, &shared.headers);
         shared.outbox.with(|o| {
             if sent {
                 o.beacon_sent(beacon);

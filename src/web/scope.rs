@@ -51,9 +51,9 @@ use wasm_bindgen::JsCast;
 use web_sys::GpuError;
 
 use crate::fault::{Fault, FaultKind, Origin};
+use crate::web::abandon::Registration;
 use crate::web::classify::to_fault;
 use crate::web::faults::{mark_reported, FaultSink};
-use crate::web::abandon::Registration;
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
 
@@ -261,12 +261,7 @@ impl ScopeSet {
 
     fn close_with(mut self, probe: bool) -> PendingPops {
         let mask = if self.take_open() { self.mask } else { 0 };
-        PendingPops::pop(
-            &self.device,
-            mask,
-            std::mem::take(&mut self.origin),
-            probe,
-        )
+        PendingPops::pop(&self.device, mask, std::mem::take(&mut self.origin), probe)
     }
 
     /// Pops and awaits. What the scopes caught reaches the fault sink once, by

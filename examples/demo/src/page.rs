@@ -365,6 +365,12 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     expose("gpuInject", inject_any.as_ref().unchecked_ref());
     inject_any.forget();
 
+    // Whether an injected storm still runs (a test waits for its end).
+    let r = runtime.clone();
+    let storm = Closure::<dyn Fn() -> bool>::new(move || r.guard().injector().storm_running());
+    expose("gpuStormRunning", storm.as_ref().unchecked_ref());
+    storm.forget();
+
     let r = runtime.clone();
     let start = Closure::<dyn Fn()>::new(move || {
         hide_fallback();
