@@ -42,6 +42,9 @@ pub struct FaultStats {
     pub telemetry_held_back: u64,
     /// Telemetry sink calls that failed (threw or returned `Err`).
     pub sink_failures: u64,
+    /// Errors a telemetry sink held and gave up when it was replaced (see
+    /// [`crate::telemetry::TelemetrySink::retire`]).
+    pub telemetry_dropped: u64,
     /// Main-thread time spent in the uncaptured-error handler, in microseconds.
     pub handler_us: u64,
     /// The most lines written in any one second so far.

@@ -269,9 +269,52 @@ impl Fallback {
             Fallback::UnexpectedDestroy(m) => format!("The GPU device was destroyed although the page did not ask for it ({m}). The picture is frozen; reload the page."),
             Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
-            Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} rebuilt devices in a row were lost within {within_s} s of their first frame. Reload the page to try again."),
+            Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} devices rebuilt after losses were lost in a row, each within {within_s} s of its first frame. Drawing stopped to spare the system; starting again (gpuStart()) tries once more, and closing other GPU-heavy pages or updating the GPU driver may help."),
             Fallback::Crashed(m) => format!("The application crashed ({m}). Reload the page to try again."),
             Fallback::Stalled { waited_ms } => format!("The browser stopped drawing this page: no frame came for {} s while it was visible, from animation frames or timers. Reloading the page may help.", waited_ms / 1000),
+        }
+    }
+}
+
+/// What a requested recovery (`matarGPU()`) does in the state it finds, said
+/// on the console and returned to the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecoveryAnswer {
+    /// The running device is torn down and init runs again, as after a loss.
+    Rebuilding,
+    /// A backoff wait was cut short: the next attempt starts now.
+    AttemptNow,
+    /// A device is being brought up already: one recovery.
+    AlreadyUnderWay,
+    /// After a fallback: init starts over (a person asked for it).
+    StartingOver,
+    /// Stopped (or never started): `gpuStart()` comes first.
+    StartFirst,
+    /// The page is hidden: the rebuild runs when it is shown.
+    WhenShown,
+    /// The module crashed: nothing can run any more.
+    Crashed,
+}
+
+impl RecoveryAnswer {
+    /// The console line.
+    pub fn message(self) -> &'static str {
+        match self {
+            RecoveryAnswer::Rebuilding => {
+                "matarGPU: the device is destroyed and init runs again, as after a real loss"
+            }
+            RecoveryAnswer::AttemptNow => "matarGPU: the wait is cut short; the next attempt starts now",
+            RecoveryAnswer::AlreadyUnderWay => {
+                "matarGPU: a device is being brought up already; nothing more is done"
+            }
+            RecoveryAnswer::StartingOver => "matarGPU: starting over after the fallback",
+            RecoveryAnswer::StartFirst => "matarGPU: the runtime is stopped; call gpuStart() first",
+            RecoveryAnswer::WhenShown => {
+                "matarGPU: the page is hidden; the rebuild runs when it is shown"
+            }
+            RecoveryAnswer::Crashed => {
+                "matarGPU: the application crashed; nothing can run until the page is reloaded"
+            }
         }
     }
 }
@@ -532,8 +575,13 @@ pub struct Supervisor {
     recoveries: u64,
     losses: u64,
     /// Rebuilt devices lost in a row, each soon after its first frame
-    /// (across running and rebuilding; cleared by a start).
+    /// (across running and rebuilding; cleared by a start). Only devices
+    /// rebuilt after a loss count, never one the application asked for
+    /// (`matarGPU()`, a start).
     quick_deaths: u32,
+    /// Whether the device being brought up was asked for by the application
+    /// (a requested recovery), not made necessary by a loss.
+    requested: bool,
     last_loss: Option<LossRecord>,
     /// Fallbacks shown since a device last ran: a start after one waits its
     /// backoff.
@@ -603,7 +651,8 @@ struct Attempt {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Running {
     generation: u64,
-    /// Whether it was built after a loss.
+    /// Whether it was built after a loss (not at the application's request):
+    /// only such devices count towards the crash-loop rule.
     rebuild: bool,
     first_frame_at: Option<u64>,
     stall: Stall,
@@ -630,6 +679,7 @@ impl Supervisor {
             recoveries: 0,
             losses: 0,
             quick_deaths: 0,
+            requested: false,
             last_loss: None,
             fallbacks_in_a_row: 0,
         }
@@ -701,6 +751,29 @@ impl Supervisor {
     /// Whether the current stall was reported.
     pub fn stall_reported(&self) -> bool {
         matches!(&self.phase, Phase::Running(r) if r.stall != Stall::None)
+    }
+
+    /// What [`Event::RequestRecovery`] would do now.
+    pub fn recovery_answer(&self) -> RecoveryAnswer {
+        match &self.phase {
+            Phase::Idle | Phase::Stopped(_) => RecoveryAnswer::StartFirst,
+            Phase::Crashed(_) => RecoveryAnswer::Crashed,
+            Phase::Failed(_) => RecoveryAnswer::StartingOver,
+            Phase::Running(_) if self.hidden => RecoveryAnswer::WhenShown,
+            Phase::Running(_) => RecoveryAnswer::Rebuilding,
+            Phase::BringingUp {
+                step: Step::Hidden, ..
+            } => RecoveryAnswer::WhenShown,
+            Phase::BringingUp {
+                step: Step::Backoff { .. },
+                ..
+            } if self.hidden => RecoveryAnswer::WhenShown,
+            Phase::BringingUp {
+                step: Step::Backoff { .. },
+                ..
+            } => RecoveryAnswer::AttemptNow,
+            Phase::BringingUp { .. } => RecoveryAnswer::AlreadyUnderWay,
+        }
     }
 
     /// Whether the supervisor waits for the page to be visible.
@@ -952,6 +1025,7 @@ impl Supervisor {
             return Vec::new();
         }
         self.quick_deaths = 0;
+        self.requested = false;
         let after_fallbacks = self.fallbacks_in_a_row;
         if after_fallbacks == 0 {
             return self.begin_attempt(false, 0);
@@ -999,6 +1073,7 @@ impl Supervisor {
                 );
                 let mut commands = self.leave(Phase::Idle);
                 commands.extend(self.attempt_or_wait());
+                self.requested = true;
                 commands
             }
             // A requested recovery starts at once: a backoff wait is cut short,
@@ -1012,7 +1087,18 @@ impl Supervisor {
                 commands.extend(self.begin_attempt(recovery, failures));
                 commands
             }
-            // Already waiting or rebuilding: one recovery.
+            // After a fallback a person asked for it: init starts over at
+            // once (a crash excepted: nothing can run).
+            Phase::Failed(_) => {
+                self.quick_deaths = 0;
+                self.requested = false;
+                self.fallbacks_in_a_row = 0;
+                let mut commands = self.leave(Phase::Idle);
+                commands.extend(self.begin_attempt(false, 0));
+                commands
+            }
+            // Already waiting or rebuilding: one recovery. Stopped: the
+            // application's start comes first.
             _ => Vec::new(),
         }
     }
@@ -1050,6 +1136,8 @@ impl Supervisor {
             None => true,
         };
         let rebuild = running.rebuild;
+        // From this loss on, the devices brought up are rebuilds it caused.
+        self.requested = false;
         self.record_loss(reason, &format!("device {generation} lost"), false);
         let mut commands = self.leave(Phase::Idle);
         if reason == LossReason::Destroyed {
@@ -1139,6 +1227,7 @@ impl Supervisor {
             return vec![Command::Destroy { generation }];
         }
         let rebuild = *recovery;
+        let after_a_loss = rebuild && !std::mem::take(&mut self.requested);
         let deadline = under_way.deadline;
         self.fallbacks_in_a_row = 0;
         if rebuild {
@@ -1146,7 +1235,7 @@ impl Supervisor {
         }
         self.phase = Phase::Running(Running {
             generation,
-            rebuild,
+            rebuild: after_a_loss,
             first_frame_at: None,
             stall: Stall::None,
         });

@@ -57,6 +57,9 @@ struct ClearApp {
     /// `"drop"`) opens a scope set of its own and throws through WebAssembly
     /// inside it (see `abandon_a_set`).
     abandon_in: Rc<Cell<Option<&'static str>>>,
+    /// The device the resources' `Drop` opens its set on, when not their own
+    /// (whose errors a recovery retires with it).
+    drop_on_device: RefCell<Option<webgpu_guard::web::GuardedDevice>>,
     /// Whether the resources hold a target the size of the drawing buffer.
     sized: Cell<bool>,
     /// The drawing-buffer size each build saw, and each resize.
@@ -204,7 +207,7 @@ impl App for ClearApp {
             _buffer: buffer,
             throw_on_drop: self.throw_on_drop.clone(),
             abandon_in: self.abandon_in.clone(),
-            device: d.clone(),
+            device: self.drop_on_device.borrow().clone().unwrap_or_else(|| d.clone()),
             target,
         })
     }
@@ -1901,18 +1904,27 @@ async fn a_scope_set_a_throwing_resize_abandoned_is_popped() {
     r.stop();
 }
 
-/// The resources' `Drop` opens a set and throws (a recovery drops them).
+/// The resources' `Drop` opens a set and throws (a recovery drops them); the
+/// set is on another runtime's device, which stays alive to tell.
 #[wasm_bindgen_test]
 async fn a_scope_set_a_throwing_drop_abandoned_is_popped() {
+    let running = runtime();
+    running.start();
+    wait_state(&running, "running", 1).await;
+    let device = running
+        .with_live(|gpu, _| gpu.device.clone())
+        .expect("a live device");
     let r = runtime();
+    *r.app().drop_on_device.borrow_mut() = Some(device);
     r.start();
     wait_state(&r, "running", 1).await;
     r.app().abandon_in.set(Some("drop"));
     r.force_recovery();
-    assert_reported_by_the_abandoned_set(&r, "abandoned-in-drop").await;
+    assert_reported_by_the_abandoned_set(&running, "abandoned-in-drop").await;
     wait_state(&r, "running", 2).await;
-    assert_eq!(r.scope_stack_balanced().await, Some(true));
+    assert_eq!(running.scope_stack_balanced().await, Some(true));
     r.stop();
+    running.stop();
 }
 
 /// A fallback hook that opens a set on another runtime's device and throws.

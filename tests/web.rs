@@ -2893,6 +2893,42 @@ async fn an_http_sink_refuses_a_bad_url_and_holds_what_it_cannot_send() {
     assert_eq!(net.stats().sink_failures, 0);
 }
 
+/// A sink replaced while errors wait in it sends them at once, in page-hide
+/// requests (what it cannot send when nothing else holds it is counted by
+/// the fault sink: `Outbox::give_up`, tested on the host).
+#[wasm_bindgen_test]
+async fn a_replaced_http_sink_sends_what_waits_or_counts_it_dropped() {
+    use webgpu_guard::telemetry::outbox::ExportConfig;
+    use webgpu_guard::telemetry::MemorySink;
+    use webgpu_guard::web::HttpSink;
+    // A minute between requests: after the first, errors wait.
+    let config = || ExportConfig {
+        interval_ms: 60_000,
+        ..ExportConfig::default()
+    };
+    let report = |net: &FaultSink| {
+        for i in 0..5 {
+            net.report_ref(
+                &Fault::new(FaultKind::Validation, format!("bad {i}"))
+                    .on_object(&format!("waiting-{i}")),
+            );
+        }
+    };
+    // Held by the test too: replaced, it sends what waits now.
+    let sink = HttpSink::with_config("http://127.0.0.1:9/v1/logs", "test", config()).unwrap();
+    let net = FaultSink::new(Rc::new(Cell::new(0)));
+    net.set_sink(Box::new(sink.clone()));
+    report(&net);
+    wait_until("errors waiting", || sink.stats().pending >= 4).await;
+    let waiting = sink.stats().pending;
+    net.set_sink(Box::new(MemorySink::default()));
+    let stats = sink.stats();
+    assert_eq!(stats.pending, 0, "{stats:?}");
+    assert_eq!(stats.beaconed, waiting, "{stats:?}");
+    assert_eq!(net.stats().telemetry_dropped, 0);
+
+}
+
 const FILL_WGSL: &str = "
 @vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4f {
   let corners = array(vec2f(-1.0, -1.0), vec2f(3.0, -1.0), vec2f(-1.0, 3.0));

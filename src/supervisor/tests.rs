@@ -331,6 +331,70 @@ fn rebuilt_devices_that_keep_dying_end_in_a_fallback() {
     }
 }
 
+/// Brings up device `generation` (attempt `attempt`) and gives it its first
+/// frame at `at_ms`.
+fn bring_up(s: &mut Supervisor, attempt: u64, generation: u64, at_ms: u64) {
+    h(s, Event::DeviceCreated { attempt });
+    assert_eq!(
+        h(
+            s,
+            Event::InitSucceeded {
+                attempt,
+                generation
+            }
+        ),
+        vec![Command::Run { generation }]
+    );
+    h(s, Event::FirstFrame { generation, at_ms });
+}
+
+/// `matarGPU()`, then real losses 5 s apart: the device the application asked
+/// for does not count towards the crash-loop rule, only those rebuilt after
+/// losses do (three of them, then the fallback).
+#[test]
+fn a_requested_rebuild_does_not_count_towards_the_crash_loop() {
+    let mut s = running();
+    h(&mut s, Event::FirstFrame { generation: 1, at_ms: 0 });
+    h(&mut s, Event::RequestRecovery);
+    bring_up(&mut s, 2, 2, 1_000);
+    let mut now = 1_000;
+    for generation in 2..=4u64 {
+        now += 5_000;
+        let commands = h(
+            &mut s,
+            Event::Lost {
+                generation,
+                reason: LossReason::Unknown,
+                at_ms: now,
+            },
+        );
+        assert!(
+            !commands
+                .iter()
+                .any(|c| matches!(c, Command::ShowFallback(_))),
+            "loss of device {generation}: {commands:?}"
+        );
+        bring_up(&mut s, generation + 1, generation + 1, now);
+    }
+    // The third device rebuilt after a loss dies soon too: a crash loop.
+    let commands = h(
+        &mut s,
+        Event::Lost {
+            generation: 5,
+            reason: LossReason::Unknown,
+            at_ms: now + 5_000,
+        },
+    );
+    match commands.last() {
+        Some(Command::ShowFallback(f @ Fallback::CrashLoop { deaths: 3, .. })) => {
+            // What helps: not a reload.
+            assert!(!f.message().contains("Reload"), "{}", f.message());
+            assert!(f.message().contains("starting again"), "{}", f.message());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_device_that_lived_long_resets_the_crash_count() {
     let mut s = running();

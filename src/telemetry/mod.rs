@@ -126,6 +126,15 @@ pub trait TelemetrySink {
     fn adapter(&self, adapter: &str) {
         let _ = adapter;
     }
+
+    /// The fault sink replaced this sink: a sink that holds errors waiting
+    /// hands them on now (the HTTP sink sends them) and returns how many it had
+    /// to give up, which the fault sink counts
+    /// ([`crate::FaultStats::telemetry_dropped`]): nothing vanishes uncounted.
+    /// The default holds nothing.
+    fn retire(&self) -> u64 {
+        0
+    }
 }
 
 /// A sink that keeps events in memory (for tests and for a page's own panel).

@@ -200,6 +200,18 @@ impl Outbox {
         stats
     }
 
+    /// Gives up every error that waits and the request in flight (the sink is
+    /// going away): counted as dropped. Returns how many.
+    pub fn give_up(&mut self) -> u64 {
+        let waiting: u64 = self.pending.drain(..).map(|r| r.count).sum();
+        let in_flight: u64 = self
+            .in_flight
+            .take()
+            .map_or(0, |records| records.iter().map(|r| r.count).sum());
+        self.stats.dropped += waiting + in_flight;
+        waiting + in_flight
+    }
+
     /// Adds `count` errors of the group (`kind`, `label`) at `now_ms`. Labels,
     /// phases and messages are redacted of whatever looks like user data
     /// (addresses, paths and URLs, long numbers) whatever the application's
@@ -582,6 +594,18 @@ mod tests {
         assert_eq!(verdict("1", 408), Some(Verdict::Rejected));
         assert_eq!(verdict("1", 504), Some(Verdict::RetryIn(1_000)));
         assert_eq!(out.stats().retry_after_honoured, 4);
+        balanced(&out);
+    }
+
+    #[test]
+    fn errors_given_up_are_counted_as_dropped() {
+        let mut out = outbox(ExportConfig::default());
+        add(&mut out, "a", 5, 0.0);
+        out.take_request(0.0).unwrap();
+        add(&mut out, "b", 2, 0.0);
+        assert_eq!(out.give_up(), 7);
+        let s = out.stats();
+        assert_eq!((s.dropped, s.pending, s.in_flight), (7, 0, 0));
         balanced(&out);
     }
 

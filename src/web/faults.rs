@@ -135,6 +135,12 @@ impl TelemetrySink for CatchingSink {
         // A sink that throws here learns nothing; the fault sink goes on.
         let _ = crate::web::crash::trampoline(&mut || self.0.adapter(adapter));
     }
+
+    fn retire(&self) -> u64 {
+        let mut given_up = 0;
+        let _ = crate::web::crash::trampoline(&mut || given_up = self.0.retire());
+        given_up
+    }
 }
 
 /// What the log gave its telemetry sink while it was borrowed: handed to the
@@ -218,6 +224,8 @@ struct Shared {
     delivering: Cell<bool>,
     /// Events the log counted as sent that the application's sink refused.
     refused_sends: Cell<u64>,
+    /// Errors replaced sinks gave up.
+    telemetry_dropped: Cell<u64>,
     /// Held-back reports the application's sink refused.
     refused_held: Cell<u64>,
     frame: Rc<Cell<u64>>,
@@ -259,6 +267,7 @@ impl FaultSink {
             sanitizing: Cell::new(0),
             delivering: Cell::new(false),
             refused_sends: Cell::new(0),
+            telemetry_dropped: Cell::new(0),
             refused_held: Cell::new(0),
             frame,
             reentrant_failures: Cell::new(0),
@@ -334,9 +343,17 @@ impl FaultSink {
     /// (a sink may report into this fault sink, and is heard), through the
     /// trampoline: a sink that throws through WebAssembly (a raw web-sys call
     /// that does not catch) is counted as a failed send.
+    /// The sink replaced is retired first: what it holds waiting is sent, or
+    /// counted as dropped ([`FaultStats::telemetry_dropped`]).
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         let sink: Rc<dyn TelemetrySink> = Rc::new(CatchingSink(sink));
-        self.shared.telemetry.replace(Some(sink));
+        if let Some(Some(old)) = self.shared.telemetry.replace(Some(sink)) {
+            let given_up = old.retire();
+            self.shared
+                .telemetry_dropped
+                .set(self.shared.telemetry_dropped.get() + given_up);
+            let _ = crate::web::crash::drop_in_trampoline(old);
+        }
         // The log's own sink only queues; set again, it tells the new sink
         // the adapter.
         let told =
@@ -455,6 +472,7 @@ impl FaultSink {
         stats.sink_failures += refused + self.shared.refused_held.get();
         stats.handler_failures += self.shared.reentrant_failures.get();
         stats.handler_us = self.shared.handler_us.get() as u64;
+        stats.telemetry_dropped = self.shared.telemetry_dropped.get();
         stats
     }
 

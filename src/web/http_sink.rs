@@ -236,6 +236,18 @@ impl TelemetrySink for HttpSink {
     fn adapter(&self, adapter: &str) {
         self.set_adapter(adapter);
     }
+
+    /// Sends what waits now in page-hide requests; when nothing else holds
+    /// this sink (its timer goes with it), what could not go is given up and
+    /// counted.
+    fn retire(&self) -> u64 {
+        self.flush_with_beacon();
+        if Rc::strong_count(&self.inner) > 1 {
+            // A clone lives on: its timer sends the rest.
+            return 0;
+        }
+        self.inner.outbox.with(Outbox::give_up).unwrap_or(0)
+    }
 }
 
 /// The engine and the browser, in the resource.

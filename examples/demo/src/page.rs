@@ -258,7 +258,14 @@ fn telemetry_object(stats: &ExportStats) -> js_sys::Object {
 
 fn install_console_api(runtime: &Runtime<DemoApp>) {
     let r = runtime.clone();
-    let matar = Closure::<dyn Fn()>::new(move || r.force_recovery());
+    let matar = Closure::<dyn Fn() -> JsValue>::new(move || {
+        let answer = r.force_recovery();
+        // After a fallback it starts over: the page's fallback goes too.
+        if answer == webgpu_guard::web::runtime::RecoveryAnswer::StartingOver {
+            hide_fallback();
+        }
+        answer.message().into()
+    });
     expose("matarGPU", matar.as_ref().unchecked_ref());
     matar.forget();
 

@@ -67,10 +67,8 @@ impl<A: App> Runtime<A> {
             ));
             return;
         }
-        install("matarGPU", self, |r| {
-            r.force_recovery();
-            JsValue::TRUE
-        });
+        // Returns what it did, in words (also written on the console).
+        install("matarGPU", self, |r| r.force_recovery().message().into());
         install("gpuStop", self, |r| {
             r.stop();
             JsValue::TRUE

@@ -16,7 +16,7 @@ use super::timers::Timers;
 use super::watchers::Watchers;
 use super::{App, RuntimeOptions};
 use crate::held::Held;
-use crate::supervisor::Event;
+use crate::supervisor::{Event, RecoveryAnswer};
 use crate::web::crash;
 use crate::web::guard::Guard;
 
@@ -64,6 +64,13 @@ impl<A: App> Inner<A> {
     /// `Runtime::start`: the runtime keeps itself alive, the default fallback
     /// goes, the watchers are set, and the supervisor hears `Start`.
     pub(super) fn start(this: &Rc<Self>) {
+        Inner::prepare_to_run(this);
+        this.timings.triggered_now();
+        Inner::dispatch(this, Event::Start);
+    }
+
+    /// What a start sets up before the supervisor hears of it.
+    fn prepare_to_run(this: &Rc<Self>) {
         if !crash::crashed() {
             this.keep_alive.replace(Some(this.clone()));
             // The default fallback goes (a started runtime shows its canvas).
@@ -75,8 +82,22 @@ impl<A: App> Inner<A> {
             Inner::watch_the_clock(this);
         }
         Inner::watch_the_size(this);
+    }
+
+    /// `Runtime::force_recovery`: what the supervisor will do is said on the
+    /// console and returned; after a fallback the runtime starts over.
+    pub(super) fn request_recovery(this: &Rc<Self>) -> RecoveryAnswer {
+        let answer = this
+            .driver
+            .read(|s| s.recovery_answer())
+            .unwrap_or(RecoveryAnswer::AlreadyUnderWay);
+        if answer == RecoveryAnswer::StartingOver {
+            Inner::prepare_to_run(this);
+        }
+        this.guard.faults().note(answer.message());
         this.timings.triggered_now();
-        Inner::dispatch(this, Event::Start);
+        Inner::dispatch(this, Event::RequestRecovery);
+        answer
     }
 
     /// Drops the runtime's hold on itself (after a stop), later: the

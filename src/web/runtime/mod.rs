@@ -43,6 +43,7 @@ use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
 use crate::supervisor::{Event, Fallback, SupervisorOptions};
+pub use crate::supervisor::RecoveryAnswer;
 use crate::web::crash;
 use crate::web::faults::FaultSink;
 use crate::web::guard::{DiagnosticsLevel, Guard};
@@ -361,9 +362,13 @@ impl<A: App> Runtime<A> {
     /// loop, release every GPU object, destroy the device, run init again at once,
     /// exactly as a real loss would. During a recovery already under way, nothing
     /// more happens (one recovery); during a backoff wait, the attempt starts now.
-    pub fn force_recovery(&self) {
-        self.inner.timings.triggered_now();
-        Inner::dispatch(&self.inner, Event::RequestRecovery);
+    ///
+    /// After a fallback it starts over (a person asked for it); stopped, it
+    /// does nothing (a start comes first); on a hidden page the rebuild waits
+    /// until the page is shown. Which of these happens is returned, and said
+    /// on the console.
+    pub fn force_recovery(&self) -> RecoveryAnswer {
+        Inner::request_recovery(&self.inner)
     }
 
     /// Stops: releases every GPU object, destroys the device, cancels whatever is
