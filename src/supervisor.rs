@@ -758,6 +758,7 @@ impl Supervisor {
         match &self.phase {
             Phase::Idle | Phase::Stopped(_) => RecoveryAnswer::StartFirst,
             Phase::Crashed(_) => RecoveryAnswer::Crashed,
+            Phase::Failed(_) if self.hidden => RecoveryAnswer::WhenShown,
             Phase::Failed(_) => RecoveryAnswer::StartingOver,
             Phase::Running(_) if self.hidden => RecoveryAnswer::WhenShown,
             Phase::Running(_) => RecoveryAnswer::Rebuilding,
@@ -1094,7 +1095,15 @@ impl Supervisor {
                 self.requested = false;
                 self.fallbacks_in_a_row = 0;
                 let mut commands = self.leave(Phase::Idle);
-                commands.extend(self.begin_attempt(false, 0));
+                if self.hidden {
+                    self.phase = Phase::BringingUp {
+                        recovery: false,
+                        failures: 0,
+                        step: Step::Hidden,
+                    };
+                } else {
+                    commands.extend(self.begin_attempt(false, 0));
+                }
                 commands
             }
             // Already waiting or rebuilding: one recovery. Stopped: the

@@ -395,6 +395,44 @@ fn a_requested_rebuild_does_not_count_towards_the_crash_loop() {
     }
 }
 
+/// `matarGPU()` in every state says what it does: after a fallback it starts
+/// over at once, stopped it asks for a start, hidden it waits to be shown.
+#[test]
+fn a_requested_recovery_says_what_it_does_in_every_state() {
+    let mut s = Supervisor::default();
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::StartFirst);
+    assert_eq!(h(&mut s, Event::RequestRecovery), vec![]);
+    let mut s = running();
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::Rebuilding);
+    h(&mut s, Event::Visibility { hidden: true });
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::WhenShown);
+    h(&mut s, Event::RequestRecovery);
+    assert!(s.waiting_for_visible());
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::WhenShown);
+    assert_eq!(
+        h(&mut s, Event::Visibility { hidden: false }),
+        vec![Command::BeginInit { attempt: 2 }]
+    );
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::AlreadyUnderWay);
+    // A build that fails for good: the fallback; then a person asks again.
+    let commands = h(
+        &mut s,
+        Event::InitFailed {
+            attempt: 2,
+            failure: InitFailure::Resources("a bug".into()),
+        },
+    );
+    assert!(matches!(commands.last(), Some(Command::ShowFallback(_))));
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::StartingOver);
+    assert_eq!(
+        h(&mut s, Event::RequestRecovery),
+        vec![Command::BeginInit { attempt: 3 }]
+    );
+    h(&mut s, Event::Stop);
+    assert_eq!(s.recovery_answer(), RecoveryAnswer::StartFirst);
+    assert_eq!(h(&mut s, Event::RequestRecovery), vec![]);
+}
+
 #[test]
 fn a_device_that_lived_long_resets_the_crash_count() {
     let mut s = running();
@@ -643,6 +681,10 @@ impl World {
                 DeviceState::Idle | DeviceState::Stopped | DeviceState::Failed
             )
         {
+            self.fallbacks = 0;
+        }
+        // A requested recovery after a fallback starts over, as a start does.
+        if matches!(event, Event::RequestRecovery) && before.state() == DeviceState::Failed {
             self.fallbacks = 0;
         }
         if matches!(event, Event::Crashed { .. }) && before.state() != DeviceState::Crashed {

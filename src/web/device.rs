@@ -165,9 +165,7 @@ impl GuardedDevice {
     /// the garbage collector once its objects are released.
     pub fn retire(&self) {
         self.mark_lost();
-        if crate::web::engine::Engine::detect().destroy_is_safe() {
-            self.destroy();
-        }
+        crate::web::engine::let_device_go(self.raw());
     }
 
     /// Retires the device quietly: the runtime let it go on purpose (a stop,

@@ -1,6 +1,7 @@
 //! What is known about the engine behind `navigator.gpu`, for the few places
-//! where engines differ in ways the API cannot tell. Imports nothing of the
-//! browser layer: every layer may ask it.
+//! where engines differ in ways the API cannot tell, and the one place that
+//! decides whether a device may be destroyed. Imports nothing of the browser
+//! layer but its bindings: every layer may ask it.
 
 use crate::str_search::contains;
 
@@ -34,5 +35,15 @@ impl Engine {
     /// once every object it owned is released.
     pub fn destroy_is_safe(self) -> bool {
         self != Engine::Gecko
+    }
+}
+
+/// Lets a device the library owns go: destroyed where the engine allows it
+/// ([`Engine::destroy_is_safe`]), else left to the garbage collector. The one
+/// place the library decides whether a device may be destroyed (clippy.toml
+/// refuses `GpuDevice::destroy` elsewhere); never throws.
+pub(crate) fn let_device_go(device: &web_sys::GpuDevice) {
+    if Engine::detect().destroy_is_safe() {
+        let _ = crate::web::bindings::try_destroy_device(device);
     }
 }

@@ -80,7 +80,7 @@ impl<A: App> Inner<A> {
         // Gone, or crashed meanwhile: the device is nobody's.
         let Some(this) = weak.upgrade().filter(|_| !crash::crashed()) else {
             if let Ok(raw) = raw {
-                raw.destroy();
+                crate::web::engine::let_device_go(&raw);
             }
             return;
         };

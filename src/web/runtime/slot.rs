@@ -105,7 +105,7 @@ impl Arrival {
 impl Drop for Arrival {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
-            raw.destroy();
+            crate::web::engine::let_device_go(&raw);
         }
     }
 }
