@@ -303,7 +303,9 @@ impl RecoveryAnswer {
             RecoveryAnswer::Rebuilding => {
                 "matarGPU: the device is destroyed and init runs again, as after a real loss"
             }
-            RecoveryAnswer::AttemptNow => "matarGPU: the wait is cut short; the next attempt starts now",
+            RecoveryAnswer::AttemptNow => {
+                "matarGPU: the wait is cut short; the next attempt starts now"
+            }
             RecoveryAnswer::AlreadyUnderWay => {
                 "matarGPU: a device is being brought up already; nothing more is done"
             }

@@ -130,12 +130,25 @@ fn raw_bad_buffer(device: &webgpu_guard::web::GuardedDevice, label: &str) {
 /// set's `Drop`. Only the trampoline that stops the throw can pop it; left
 /// pushed, it would swallow every later error of the device.
 fn abandon_a_set(device: &webgpu_guard::web::GuardedDevice, label: &str) {
-    let _own = webgpu_guard::web::scope::ScopeSet::push(
-        device,
-        &[webgpu_guard::web::scope::Filter::Validation],
-    );
+    let _own = own_set(device, label);
     raw_bad_buffer(device, label);
     throw_through_wasm();
+}
+
+/// The application's own validation scope, its faults tagged with `label`
+/// (Firefox's messages do not quote every label).
+fn own_set(
+    device: &webgpu_guard::web::GuardedDevice,
+    label: &str,
+) -> webgpu_guard::web::scope::ScopeSet {
+    webgpu_guard::web::scope::ScopeSet::push(
+        device,
+        &[webgpu_guard::web::scope::Filter::Validation],
+    )
+    .tagged(webgpu_guard::fault::Origin {
+        object: Some(label.to_string()),
+        ..Default::default()
+    })
 }
 
 /// The error caught by a set abandoned as `abandon_a_set` does reaches `r`'s
@@ -162,10 +175,7 @@ impl App for ClearApp {
         if abandons_in(&self.abandon_in, "build") {
             // Held across an await: the poll that throws is not the one that
             // opened it.
-            let _own = webgpu_guard::web::scope::ScopeSet::push(
-                d,
-                &[webgpu_guard::web::scope::Filter::Validation],
-            );
+            let _own = own_set(d, "abandoned-in-build");
             raw_bad_buffer(d, "abandoned-in-build");
             TimeoutFuture::new(5).await;
             throw_through_wasm();
@@ -207,7 +217,11 @@ impl App for ClearApp {
             _buffer: buffer,
             throw_on_drop: self.throw_on_drop.clone(),
             abandon_in: self.abandon_in.clone(),
-            device: self.drop_on_device.borrow().clone().unwrap_or_else(|| d.clone()),
+            device: self
+                .drop_on_device
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| d.clone()),
             target,
         })
     }
@@ -1988,5 +2002,39 @@ async fn a_frame_throwing_a_revoked_proxy_is_classified_as_a_throw() {
     .await;
     assert_eq!(r.status().state.as_str(), "running");
     assert_eq!(r.scope_stack_balanced().await, Some(true));
+    r.stop();
+}
+
+/// What lives per device generation is bounded: after 50 recoveries, the
+/// `lost` watches alive and the wait slots held are those of the devices alive
+/// now, not of every retired one (on Gecko a retired device's `lost` never
+/// resolves, and its watch, and its slot, lived for the life of the page).
+#[wasm_bindgen_test]
+async fn nothing_grows_with_generations() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    let watching = webgpu_guard::web::lost::watching();
+    let slots = webgpu_guard::web::wait::slots_in_use();
+    for generation in 2..=51 {
+        r.force_recovery();
+        wait_until(&format!("generation {generation} running"), || {
+            let s = r.status();
+            s.state.as_str() == "running" && s.generation == generation
+        })
+        .await;
+    }
+    // Retired devices' tasks end a turn of the event loop after their watch.
+    TimeoutFuture::new(0).await;
+    let watching_now = webgpu_guard::web::lost::watching();
+    let slots_now = webgpu_guard::web::wait::slots_in_use();
+    assert!(
+        watching_now <= watching + 1,
+        "{watching} lost watches alive before, {watching_now} after 50 recoveries"
+    );
+    assert!(
+        slots_now <= slots + 4,
+        "{slots} wait slots held before, {slots_now} after 50 recoveries"
+    );
     r.stop();
 }

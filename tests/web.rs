@@ -2926,7 +2926,6 @@ async fn a_replaced_http_sink_sends_what_waits_or_counts_it_dropped() {
     assert_eq!(stats.pending, 0, "{stats:?}");
     assert_eq!(stats.beaconed, waiting, "{stats:?}");
     assert_eq!(net.stats().telemetry_dropped, 0);
-
 }
 
 const FILL_WGSL: &str = "

@@ -354,7 +354,13 @@ fn bring_up(s: &mut Supervisor, attempt: u64, generation: u64, at_ms: u64) {
 #[test]
 fn a_requested_rebuild_does_not_count_towards_the_crash_loop() {
     let mut s = running();
-    h(&mut s, Event::FirstFrame { generation: 1, at_ms: 0 });
+    h(
+        &mut s,
+        Event::FirstFrame {
+            generation: 1,
+            at_ms: 0,
+        },
+    );
     h(&mut s, Event::RequestRecovery);
     bring_up(&mut s, 2, 2, 1_000);
     let mut now = 1_000;

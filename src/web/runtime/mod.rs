@@ -42,8 +42,8 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 
 use crate::fault::{Fault, FaultKind};
-use crate::supervisor::{Event, Fallback, SupervisorOptions};
 pub use crate::supervisor::RecoveryAnswer;
+use crate::supervisor::{Event, Fallback, SupervisorOptions};
 use crate::web::crash;
 use crate::web::faults::FaultSink;
 use crate::web::guard::{DiagnosticsLevel, Guard};
