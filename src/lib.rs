@@ -107,6 +107,7 @@ pub mod payload;
 pub mod rate_limit;
 pub mod sanitize;
 pub mod shader_diag;
+pub mod snapshot_state;
 mod str_search;
 pub mod supervisor;
 pub mod telemetry;

@@ -10,14 +10,45 @@
 //! leaves the last snapshot as it was: a loss costs at most the frames since it,
 //! and [`Snapshot::frame`] says which frame the state is from.
 //!
-//! ```ignore
-//! // In the application's state (kept across losses):
-//! snapshot: GpuSnapshot::new("flock", 30),
-//! // In build: the new device starts from the last snapshot, if any.
-//! let start = self.snapshot.latest().map(|s| s.bytes).unwrap_or_else(initial_state);
-//! let state = gpu.device.create_buffer_init("flock", usage, &start)?;
-//! // In frame, after the frame's submit: every 30 frames, read it back.
-//! self.snapshot.capture(gpu, info.frame, &r.state, size)?;
+//! ```no_run
+//! use webgpu_guard::prelude::*;
+//!
+//! const SIZE: u64 = 1024;
+//!
+//! /// Kept across losses, the snapshot with it.
+//! struct Simulation {
+//!     snapshot: GpuSnapshot,
+//! }
+//!
+//! struct Resources {
+//!     state: Tracked<web_sys::GpuBuffer>,
+//! }
+//!
+//! impl App for Simulation {
+//!     type Resources = Resources;
+//!
+//!     async fn build(&self, gpu: &GpuContext) -> Result<Resources, Fault> {
+//!         // The new device starts from the last snapshot, if any.
+//!         let start = self
+//!             .snapshot
+//!             .restore(gpu)
+//!             .map(|s| s.bytes)
+//!             .unwrap_or_else(|| vec![0; SIZE as usize]);
+//!         let usage = BufferUsages::STORAGE | BufferUsages::COPY_SRC;
+//!         let state = gpu.device.create_buffer_init("state", usage, &start)?;
+//!         Ok(Resources { state })
+//!     }
+//!
+//!     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+//!         // ... step the simulation and submit ...
+//!         // After the frame's submit: every 30 frames, read the state back.
+//!         self.snapshot.capture(gpu, info.number, &r.state, SIZE)?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let simulation = Simulation { snapshot: GpuSnapshot::new("state", 30) };
+//! # let _ = simulation;
 //! ```
 
 use std::rc::Rc;
@@ -30,16 +61,8 @@ use crate::usage::BufferUsages;
 use crate::web::init::GpuContext;
 use crate::web::scope::{Filter, ScopeSet};
 
-/// The bytes of one snapshot, the frame and the device generation they are from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot {
-    /// The frame after whose submit the bytes were copied.
-    pub frame: u64,
-    /// The generation of the device they were read from.
-    pub generation: u64,
-    /// The buffer's bytes.
-    pub bytes: Vec<u8>,
-}
+pub use crate::snapshot_state::Snapshot;
+use crate::snapshot_state::SnapshotState;
 
 /// Reads a buffer back every N frames and keeps the last whole copy. Cheap to
 /// clone (clones share the snapshot).
@@ -47,35 +70,7 @@ pub struct Snapshot {
 pub struct GpuSnapshot {
     label: String,
     every_frames: u64,
-    state: Rc<Held<State>>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    latest: Option<Snapshot>,
-    /// The read in flight on the newest device, if one is: its number.
-    reading: Option<u64>,
-    /// Reads started so far (the last one's number).
-    reads: u64,
-    /// The newest device generation a capture was asked on.
-    generation: u64,
-    /// The frame of the last capture started.
-    last_capture: Option<u64>,
-    taken: u64,
-    interrupted: u64,
-}
-
-impl State {
-    /// The read in flight that a capture on device `generation` must wait for:
-    /// none when the read in flight is of an older device (a torn-down device's
-    /// read may never settle, and its bytes are discarded if it does).
-    fn reading_on(&mut self, generation: u64) -> Option<u64> {
-        if generation > self.generation {
-            self.generation = generation;
-            self.reading = None;
-        }
-        self.reading
-    }
+    state: Rc<Held<SnapshotState>>,
 }
 
 impl GpuSnapshot {
@@ -94,33 +89,28 @@ impl GpuSnapshot {
     /// device is discarded when it completes: the new device goes on from what
     /// this returned, not from what a torn-down device answered late.
     pub fn restore(&self, gpu: &GpuContext) -> Option<Snapshot> {
-        self.state
-            .with(|s| {
-                s.reading_on(gpu.generation);
-                s.latest.clone()
-            })
-            .flatten()
+        self.state.with(|s| s.restore(gpu.generation)).flatten()
     }
 
     /// The last snapshot that arrived whole, if any.
     pub fn latest(&self) -> Option<Snapshot> {
-        self.state.with(|s| s.latest.clone()).flatten()
+        self.state.with(|s| s.latest().cloned()).flatten()
     }
 
     /// Snapshots taken whole so far.
     pub fn taken(&self) -> u64 {
-        self.state.with(|s| s.taken).unwrap_or(0)
+        self.state.with(|s| s.taken()).unwrap_or(0)
     }
 
     /// Captures that did not become a snapshot: a loss interrupted the read, or
     /// the GPU refused the copy.
     pub fn interrupted(&self) -> u64 {
-        self.state.with(|s| s.interrupted).unwrap_or(0)
+        self.state.with(|s| s.interrupted()).unwrap_or(0)
     }
 
     /// Whether a read is in flight.
     pub fn reading(&self) -> bool {
-        self.state.with(|s| s.reading.is_some()).unwrap_or(false)
+        self.state.with(|s| s.reading()).unwrap_or(false)
     }
 
     /// Call after the frame's submit. When `every_frames` frames have passed
@@ -140,11 +130,7 @@ impl GpuSnapshot {
     ) -> Result<bool, Fault> {
         let due = self
             .state
-            .with(|s| {
-                s.reading_on(gpu.generation).is_none()
-                    && s.last_capture
-                        .is_none_or(|last| frame >= last + self.every_frames)
-            })
+            .with(|s| s.due(gpu.generation, frame, self.every_frames))
             .unwrap_or(false);
         if !due {
             return Ok(false);
@@ -165,7 +151,7 @@ impl GpuSnapshot {
     ) -> Result<bool, Fault> {
         // Read, then set once the copy is submitted: nothing is lent while
         // the device's calls (and the fault sink they may report to) run.
-        if self.state.with(|s| s.reading_on(gpu.generation).is_none()) != Some(true) {
+        if self.state.with(|s| s.free(gpu.generation)) != Some(true) {
             return Ok(false);
         }
         let device = &gpu.device;
@@ -207,13 +193,7 @@ impl GpuSnapshot {
         })();
         let checked = scope.close();
         copied?;
-        let generation = gpu.generation;
-        let Some(read_number) = self.state.with(|state| {
-            state.reads += 1;
-            state.reading = Some(state.reads);
-            state.last_capture = Some(frame);
-            state.reads
-        }) else {
+        let Some(started) = self.state.with(|s| s.begin(gpu.generation, frame)) else {
             return Ok(false);
         };
         let read = device.read_buffer(&staging, 0, size);
@@ -226,25 +206,10 @@ impl GpuSnapshot {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
+            // A read of a device torn down meanwhile is discarded (see
+            // `SnapshotState`): `build` may have started from the last one.
             shared.with(|state| {
-                // A read from an older device than the newest one a capture
-                // was asked on (one Gecko never destroyed, answered late) is
-                // discarded: `build` may have started from `latest` already.
-                let current = state.reading == Some(read_number);
-                if current {
-                    state.reading = None;
-                }
-                match outcome {
-                    Ok(bytes) if clean && current && generation >= state.generation => {
-                        state.latest = Some(Snapshot {
-                            frame,
-                            generation,
-                            bytes,
-                        });
-                        state.taken += 1;
-                    }
-                    _ => state.interrupted += 1,
-                }
+                state.finish(started, outcome.ok().filter(|_| clean));
             });
         });
         Ok(true)
