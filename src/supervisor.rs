@@ -265,7 +265,7 @@ impl Fallback {
             Fallback::NoWebGpu => "This browser does not support WebGPU. Try a recent Chrome, Edge or Firefox, or enable WebGPU in its settings.".into(),
             Fallback::NoAdapter => "WebGPU is available but no GPU adapter was found. Your GPU or driver may be blocked; check chrome://gpu or about:support.".into(),
             Fallback::Canvas(m) => format!("The canvas could not be set up for WebGPU: {m}"),
-            Fallback::InitFailed(m) | Fallback::BuildOverdue(m) => format!("The scene could not be built on the GPU: {m}"),
+            Fallback::InitFailed(m) | Fallback::BuildOverdue(m) => format!("The page's graphics could not be set up on the GPU: {m}"),
             Fallback::UnexpectedDestroy(m) => format!("The GPU device was destroyed although the page did not ask for it ({m}). The picture is frozen; reload the page."),
             Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
             Fallback::Blocked { attempts } => format!("The browser has blocked WebGPU for this page after repeated GPU losses ({attempts} attempts failed). Reload the page to try again."),
@@ -315,7 +315,7 @@ impl RecoveryAnswer {
                 "matarGPU: the page is hidden; the rebuild runs when it is shown"
             }
             RecoveryAnswer::Crashed => {
-                "matarGPU: the application crashed; nothing can run until the page is reloaded"
+                "matarGPU: nothing can run after the module's crash; reload the page"
             }
         }
     }
@@ -336,6 +336,9 @@ pub enum Event {
         generation: u64,
         /// Its reason.
         reason: LossReason,
+        /// What the browser said (its `lost` message), or how the loss was
+        /// found; empty when nothing was said.
+        message: String,
         /// When, in milliseconds.
         at_ms: u64,
     },
@@ -563,7 +566,7 @@ impl Default for SupervisorOptions {
 /// s.handle(Event::InitSucceeded { attempt: 1, generation: 1 });
 /// // A browser-caused loss: tear down, and the first attempt starts at once
 /// // (with its deadline).
-/// let commands = s.handle(Event::Lost { generation: 1, reason: LossReason::Unknown, at_ms: 0 });
+/// let commands = s.handle(Event::Lost { generation: 1, reason: LossReason::Unknown, message: String::new(), at_ms: 0 });
 /// assert_eq!(commands[..2], [Command::Teardown { generation: 1 }, Command::BeginInit { attempt: 2 }]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -859,8 +862,9 @@ impl Supervisor {
             Event::Lost {
                 generation,
                 reason,
+                message,
                 at_ms,
-            } => self.lost(generation, reason, at_ms),
+            } => self.lost(generation, reason, &message, at_ms),
             Event::TimerFired { token } => self.timer_fired(token),
             Event::DeviceCreated { attempt } => self.device_created(attempt),
             Event::InitSucceeded {
@@ -1128,7 +1132,13 @@ impl Supervisor {
         }
     }
 
-    fn lost(&mut self, generation: u64, reason: LossReason, at_ms: u64) -> Vec<Command> {
+    fn lost(
+        &mut self,
+        generation: u64,
+        reason: LossReason,
+        message: &str,
+        at_ms: u64,
+    ) -> Vec<Command> {
         if let Some(attempt) = self.attempt().filter(|a| a.device == Some(generation)) {
             let attempt = attempt.id;
             return self.init_failed(
@@ -1149,7 +1159,12 @@ impl Supervisor {
         let rebuild = running.rebuild;
         // From this loss on, the devices brought up are rebuilds it caused.
         self.requested = false;
-        self.record_loss(reason, &format!("device {generation} lost"), false);
+        let said = if message.trim().is_empty() {
+            format!("device {generation} lost")
+        } else {
+            message.to_string()
+        };
+        self.record_loss(reason, &said, false);
         let mut commands = self.leave(Phase::Idle);
         if reason == LossReason::Destroyed {
             commands.extend(self.fail(Fallback::UnexpectedDestroy(format!(

@@ -932,6 +932,16 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
     Ok(())
 }
 
+/// `gpuStatus().lastLoss.message` after a real loss carries what the browser
+/// (or the probe that found it) said, not a bare "device N lost".
+fn assert_browser_said_why(status: &Value) {
+    let message = status["lastLoss"]["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.is_empty() && !(message.starts_with("device ") && message.ends_with(" lost")),
+        "lastLoss.message: {status}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     let s = session(Browser::Chromium, Flags::WebGpuCrashes).await?;
@@ -947,6 +957,7 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
         assert_eq!(after["recoveries"], n);
         assert_eq!(after["lastLoss"]["reason"], "unknown", "{after}");
         assert_eq!(after["lastLoss"]["requested"], false);
+        assert_browser_said_why(&after);
         assert_eq!(after["liveObjects"], before["liveObjects"]);
         assert_eq!(after["liveBytes"], before["liveBytes"]);
         if n == 1 || n == 10 {
@@ -1002,6 +1013,7 @@ async fn firefox_gpu_process_killed_ten_times_recovers_and_keeps_drawing() -> Te
         let generation = after["generation"].as_u64().unwrap_or(2);
         assert_eq!(after["lastLoss"]["reason"], "unknown", "{after}");
         assert_eq!(after["lastLoss"]["requested"], false, "{after}");
+        assert_browser_said_why(&after);
         assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
         assert_eq!(after["liveBytes"], before["liveBytes"], "{after}");
         let image_after = s.canvas().await?;

@@ -45,6 +45,8 @@ struct ClearApp {
     throw_in_build: Cell<bool>,
     /// The next builds make a buffer with usages WebGPU refuses together.
     invalid_in_build: Cell<bool>,
+    /// The next builds compile a shader with an error.
+    bad_shader_in_build: Cell<bool>,
     /// The next resizes return `Err`.
     fail_resizes: Cell<u32>,
     /// The next builds wait this long before they make anything.
@@ -186,6 +188,14 @@ impl App for ClearApp {
         }
         if self.slow_build_ms.get() > 0 {
             TimeoutFuture::new(self.slow_build_ms.get()).await;
+        }
+        if self.bad_shader_in_build.get() {
+            d.create_shader_module(
+                "broken-shader",
+                "@compute @workgroup_size(1)\nfn main() {\n    let x: f32 = ;\n}\n",
+                &[],
+            )
+            .await?;
         }
         if self.invalid_in_build.get() {
             let _invalid = d
@@ -1221,8 +1231,8 @@ async fn a_console_that_throws_loses_its_lines_and_nothing_else() {
             throw_through_wasm();
         }
     }));
-    // Frames that throw are reported (a console line, a telemetry line on
-    // `console.debug`) while every console method throws.
+    // Frames that throw are reported (a console line) while every console
+    // method throws.
     wait_until("two thrown frames", || r.status().frames_thrown >= 2).await;
     console_throws(false);
     let thrown = r.status().frames_thrown;
@@ -2037,4 +2047,86 @@ async fn nothing_grows_with_generations() {
         "{slots} wait slots held before, {slots_now} after 50 recoveries"
     );
     r.stop();
+}
+
+#[wasm_bindgen(inline_js = "export function count_console_lines(counting) {
+  if (counting) {
+    window.__consoleLines = 0;
+    window.__savedLines = ['log', 'error', 'warn', 'info', 'debug'].map(k => [k, console[k]]);
+    for (const [k, f] of window.__savedLines) {
+      console[k] = (...a) => { window.__consoleLines++; return f.apply(console, a); };
+    }
+  } else if (window.__savedLines) {
+    for (const [k, f] of window.__savedLines) console[k] = f;
+    window.__savedLines = null;
+  }
+  return window.__consoleLines;
+}")]
+extern "C" {
+    /// Starts counting the console's lines (every level), or stops and puts
+    /// its methods back; returns the lines counted so far.
+    fn count_console_lines(counting: bool) -> u32;
+}
+
+/// One console line per fault by default: no telemetry copy on
+/// `console.debug` (verbose level, shown by captures of the console).
+#[wasm_bindgen_test]
+async fn a_fault_writes_one_console_line_by_default() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    count_console_lines(true);
+    r.faults().report_ref(&Fault::new(
+        webgpu_guard::FaultKind::Validation,
+        "one fault, one line",
+    ));
+    // Written in the report's own call, the telemetry's too.
+    let lines = count_console_lines(false);
+    assert_eq!(lines, 1, "{:?}", r.faults().recent_lines());
+    r.stop();
+}
+
+/// The default fallback of a build that failed on a shader: the diagnostic's
+/// source line and caret in a block that keeps its spaces, in a monospaced
+/// font, so that the caret stands under its column; no words about a scene.
+#[wasm_bindgen_test]
+async fn the_fallback_keeps_a_shader_diagnostic_s_caret_under_its_column() {
+    let r = runtime();
+    r.app().bad_shader_in_build.set(true);
+    r.start();
+    wait_until("the fallback", || r.status().state.as_str() == "failed").await;
+    let message = r.status().fallback.expect("a fallback").message();
+    assert!(!message.contains("scene"), "{message}");
+    let document = web_sys::window().unwrap().document().unwrap();
+    let shown = document
+        .query_selector(&format!(".{}", webgpu_guard::web::runtime::FALLBACK_CLASS))
+        .unwrap()
+        .expect("the fallback view");
+    let block: web_sys::HtmlElement = shown
+        .query_selector("pre")
+        .unwrap()
+        .expect("a block for the diagnostic")
+        .unchecked_into();
+    let text = block.text_content().unwrap_or_default();
+    assert_eq!(
+        Some(text.as_str()),
+        message.split_once('\n').map(|(_, rest)| rest)
+    );
+    assert!(text.contains('^'), "{text}");
+    let style = web_sys::window()
+        .unwrap()
+        .get_computed_style(&block)
+        .unwrap()
+        .unwrap();
+    assert_eq!(style.get_property_value("white-space").unwrap(), "pre");
+    assert!(
+        style
+            .get_property_value("font-family")
+            .unwrap()
+            .contains("monospace"),
+        "{:?}",
+        style.get_property_value("font-family")
+    );
+    r.stop();
+    shown.remove();
 }

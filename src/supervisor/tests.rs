@@ -57,6 +57,7 @@ fn lost(generation: u64) -> Event {
     Event::Lost {
         generation,
         reason: LossReason::Unknown,
+        message: String::new(),
         at_ms: 0,
     }
 }
@@ -200,6 +201,7 @@ fn unrequested_destroyed_is_reported_and_falls_back() {
         Event::Lost {
             generation: 1,
             reason: LossReason::Destroyed,
+            message: String::new(),
             at_ms: 0,
         },
     );
@@ -296,6 +298,7 @@ fn rebuilt_devices_that_keep_dying_end_in_a_fallback() {
             Event::Lost {
                 generation,
                 reason: LossReason::Unknown,
+                message: String::new(),
                 at_ms: now,
             },
         );
@@ -371,6 +374,7 @@ fn a_requested_rebuild_does_not_count_towards_the_crash_loop() {
             Event::Lost {
                 generation,
                 reason: LossReason::Unknown,
+                message: String::new(),
                 at_ms: now,
             },
         );
@@ -388,6 +392,7 @@ fn a_requested_rebuild_does_not_count_towards_the_crash_loop() {
         Event::Lost {
             generation: 5,
             reason: LossReason::Unknown,
+            message: String::new(),
             at_ms: now + 5_000,
         },
     );
@@ -457,6 +462,7 @@ fn a_device_that_lived_long_resets_the_crash_count() {
             Event::Lost {
                 generation,
                 reason: LossReason::Unknown,
+                message: String::new(),
                 at_ms: now,
             },
         );
@@ -613,6 +619,7 @@ impl World {
                 events.push(Event::Lost {
                     generation,
                     reason,
+                    message: String::new(),
                     at_ms: self.now,
                 });
             }
@@ -621,6 +628,7 @@ impl World {
             events.push(Event::Lost {
                 generation,
                 reason: LossReason::Destroyed,
+                message: String::new(),
                 at_ms: self.now,
             });
         }
@@ -862,6 +870,7 @@ impl World {
                 Event::Lost {
                     generation,
                     reason: LossReason::Destroyed,
+                    message: String::new(),
                     at_ms: world.now,
                 }
             } else {

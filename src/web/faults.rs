@@ -57,8 +57,10 @@ extern "C" {
     fn close(this: &UncapturedHooks);
 }
 
-/// The default telemetry sink: one `console.debug` line per event (verbose level,
-/// hidden by default in developer tools).
+/// A telemetry sink writing one `console.debug` line per event (verbose level,
+/// hidden by default in developer tools), for a page that wants telemetry on
+/// its console. Not the default: the fault's own console line is the one line
+/// a fault writes.
 #[derive(Debug, Default)]
 pub struct ConsoleSink;
 
@@ -251,18 +253,18 @@ impl std::fmt::Debug for FaultSink {
 }
 
 impl FaultSink {
-    /// A net tagging uncaptured errors with the frame number in `frame`, with the
-    /// console telemetry sink. Advance the frame with [`FaultSink::set_frame`] (or
+    /// A fault sink tagging uncaptured errors with the frame number in `frame`,
+    /// with no telemetry sink (one console line per fault; see
+    /// [`FaultSink::set_sink`]). Advance the frame with [`FaultSink::set_frame`] (or
     /// [`crate::web::Guard::set_frame`]): errors held during a storm are
     /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
         let outgoing = Rc::new(Held::default());
-        let console: Rc<dyn TelemetrySink> = Rc::new(ConsoleSink);
         let log = FaultLog::new(Box::new(Deferring(outgoing.clone())));
         let shared = Shared {
             log: Held::new(log),
             outgoing,
-            telemetry: Held::new(Some(console)),
+            telemetry: Held::new(None),
             sanitizer: Held::new(None),
             sanitizing: Cell::new(0),
             delivering: Cell::new(false),

@@ -32,7 +32,29 @@ impl FallbackView {
         let element: HtmlElement = document.create_element("div").ok()?.dyn_into().ok()?;
         element.set_class_name(FALLBACK_CLASS);
         let _ = element.set_attribute("role", "alert");
-        element.set_text_content(Some(&fallback.message()));
+        // The first line as prose; the rest (a shader diagnostic's source
+        // line and caret) as it is, in a monospaced block, so that the caret
+        // stands under its column.
+        let message = fallback.message();
+        let (first, rest) = message.split_once('\n').unwrap_or((&message, ""));
+        element.set_text_content(Some(first));
+        if !rest.is_empty() {
+            let block: HtmlElement = document.create_element("pre").ok()?.dyn_into().ok()?;
+            block.set_text_content(Some(rest));
+            let style = block.style();
+            for (name, value) in [
+                ("white-space", "pre"),
+                ("overflow-x", "auto"),
+                ("margin", "0.5em 0 0"),
+                (
+                    "font",
+                    "13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace",
+                ),
+            ] {
+                let _ = style.set_property(name, value);
+            }
+            let _ = element.append_child(&block);
+        }
         let style = element.style();
         for (name, value) in [
             ("box-sizing", "border-box"),

@@ -34,17 +34,17 @@ impl<A: App> Inner<A> {
     /// runtime's (a device the runtime let go, stopped or superseded, is not
     /// news), and handed to the supervisor, which ignores a stale one.
     pub(super) fn device_lost(this: &Rc<Self>, generation: u64, reason: LossReason, how: Found) {
+        let message = match how {
+            Found::Watcher(message) => message,
+            Found::Probe => "found lost by a probe (the browser said nothing yet)".into(),
+            #[cfg(feature = "fault-injection")]
+            Found::Injected => "injected loss".into(),
+        };
         if this.driver.owns_generation(generation) {
-            let note = match how {
-                Found::Watcher(message) => format!(
-                    "device {generation} lost (reason {}): {message}",
-                    reason.as_str()
-                ),
-                Found::Probe => format!("device {generation} found lost by a probe"),
-                #[cfg(feature = "fault-injection")]
-                Found::Injected => format!("injected loss of device {generation}"),
-            };
-            this.guard.faults().note(&note);
+            this.guard.faults().note(&format!(
+                "device {generation} lost (reason {}): {message}",
+                reason.as_str()
+            ));
             this.timings.triggered_now();
         }
         Inner::dispatch(
@@ -52,6 +52,7 @@ impl<A: App> Inner<A> {
             Event::Lost {
                 generation,
                 reason,
+                message,
                 at_ms: now_ms() as u64,
             },
         );
