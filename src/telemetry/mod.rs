@@ -130,7 +130,7 @@ pub trait TelemetrySink {
     /// The fault sink replaced this sink: a sink that holds errors waiting
     /// hands them on now (the HTTP sink sends them) and returns how many it had
     /// to give up, which the fault sink counts
-    /// ([`crate::FaultStats::telemetry_dropped`]): nothing vanishes uncounted.
+    /// ([`crate::fault_log::FaultStats::telemetry_dropped`]): nothing vanishes uncounted.
     /// The default holds nothing.
     fn retire(&self) -> u64 {
         0

@@ -5,7 +5,7 @@
 //! (its state is half-updated). The library's guards that application code can
 //! hold (a [`ScopeSet`](crate::web::scope::ScopeSet), a
 //! [`FrameScope`](crate::web::FrameScope)) therefore register here what their
-//! `Drop` would do, under the trampoline call (a [`Context`]) running when they
+//! `Drop` would do, under the trampoline call (a `Context`) running when they
 //! were made. When that call throws, the trampoline itself runs what each left
 //! undone, newest first, before anything else runs on the device: no entry of
 //! application code (a frame, a phase, `build`, `resize`, `track`, `with_live`,
