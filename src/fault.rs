@@ -150,6 +150,12 @@ pub struct FaultRecord {
     pub hint: Option<&'static str>,
     /// Other faults caught at the same time (another scope of the same phase).
     pub related: Vec<Fault>,
+    /// Where the engine's message does not say which object failed and the
+    /// fault names none: the calls of its phase that could have failed, as
+    /// (label, call site) (empty where the level records no calls; the
+    /// per-call level names the one). `None` when the fault names its object
+    /// or the question does not arise.
+    pub suspects: Option<Vec<(String, CallSite)>>,
     /// Whether the fault already went to the application's fault sink: a fault is
     /// reported once, where it is observed, even when it is also returned as `Err`.
     reported: bool,
@@ -205,6 +211,7 @@ impl Fault {
             origin: Origin::default(),
             hint: None,
             related: Vec::new(),
+            suspects: None,
             reported: false,
         }))
     }
@@ -320,6 +327,23 @@ impl fmt::Display for Fault {
         if let Some(hint) = self.hint {
             write!(f, "\n  hint: {hint}")?;
         }
+        match self.suspects.as_deref() {
+            None => {}
+            Some([]) => write!(
+                f,
+                "\n  the engine's message does not say which call failed: the per-call level names it"
+            )?,
+            Some(suspects) => {
+                write!(
+                    f,
+                    "\n  the engine's message does not say which call failed; one of"
+                )?;
+                for (label, site) in suspects {
+                    write!(f, " \"{label}\" ({site}),")?;
+                }
+                write!(f, " the per-call level names it")?;
+            }
+        }
         for other in &self.related {
             write!(f, "\n  also: {other}")?;
         }
@@ -348,12 +372,42 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
     }
 }
 
-/// The first object label quoted in a WebGPU message, as Dawn writes it
-/// (`[Buffer "label"]`, `[TextureDescriptor ""label""]`) or, failing that, as
-/// wgpu (Firefox) writes it (`Buffer with 'label' label`), skipping the device
-/// and the queue, which every message names; `None` when there is none.
+/// The label of the object a WebGPU message blames, or `None` when the message
+/// does not say which object failed:
+///
+/// * the object being created, where the message names it: Dawn's
+///   `[XDescriptor ""label""]` (as in `While calling
+///   [Device].CreateBindGroup([BindGroupDescriptor ""group""])`);
+/// * where the message speaks of a creation without naming what was created
+///   (Dawn's `While calling [Device].CreateX(...)` without a labelled
+///   descriptor, wgpu's `In Device::create_x`), `None`: an object it quotes is
+///   an argument of the call (a buffer a bind group binds), never the culprit;
+/// * otherwise the first object it quotes, as Dawn writes it (`[Buffer
+///   "label"]`) or, failing that, as wgpu (Firefox) writes it (`Buffer with
+///   'label' label`), skipping the device and the queue, which every message
+///   names.
 pub fn label_in_message(message: &str) -> Option<String> {
+    if let Some(created) = dawn_descriptor_label(message) {
+        return Some(created);
+    }
+    if speaks_of_a_creation(message) {
+        return None;
+    }
     dawn_label(message).or_else(|| wgpu_label(message))
+}
+
+/// Whether `message` reports a failed creation (Dawn's `].CreateX(`, wgpu's
+/// `In Device::create_x`).
+fn speaks_of_a_creation(message: &str) -> bool {
+    contains(message, "].Create") || contains(message, "Device::create_")
+}
+
+/// The label of the first labelled `[XDescriptor "label"]` of a Dawn message:
+/// the object being created.
+fn dawn_descriptor_label(message: &str) -> Option<String> {
+    dawn_objects(message)
+        .find(|(kind, label)| kind.ends_with("Descriptor") && !label.is_empty())
+        .map(|(_, label)| label.to_string())
 }
 
 /// `Kind with 'label' label`: wgpu's way of naming an object.
@@ -388,9 +442,12 @@ fn without_quotes(text: &str) -> &str {
     part(text, start, end)
 }
 
-fn dawn_label(message: &str) -> Option<String> {
+/// Dawn's `[Kind "label"]` objects of `message`, in order: (kind, label without
+/// its quotes); brackets without a quote are skipped.
+fn dawn_objects(message: &str) -> impl Iterator<Item = (&str, &str)> {
     let mut rest = message;
-    while let Some(open) = find_byte(rest, b'[') {
+    std::iter::from_fn(move || loop {
+        let open = find_byte(rest, b'[')?;
         let after = from(rest, open + 1);
         let close = find_byte(after, b']')?;
         let inside = part(after, 0, close);
@@ -399,15 +456,15 @@ fn dawn_label(message: &str) -> Option<String> {
             continue;
         };
         let kind = part(inside, 0, q1).trim();
-        if kind == "Device" || kind == "Queue" {
-            continue;
-        }
         let label = without_quotes(from(inside, q1).trim());
-        if !label.is_empty() {
-            return Some(label.to_string());
-        }
-    }
-    None
+        return Some((kind, label));
+    })
+}
+
+fn dawn_label(message: &str) -> Option<String> {
+    dawn_objects(message)
+        .find(|(kind, label)| *kind != "Device" && *kind != "Queue" && !label.is_empty())
+        .map(|(_, label)| label.to_string())
 }
 
 #[cfg(test)]
@@ -534,11 +591,31 @@ mod tests {
         assert_eq!(label_in_message("[unterminated"), None);
         // wgpu (Firefox) quotes labels its own way.
         assert_eq!(
+            label_in_message("Buffer with 'sim-params' label is invalid").as_deref(),
+            Some("sim-params")
+        );
+        // A creation that names an argument only: the argument is not the
+        // culprit, and the message does not say which object failed.
+        assert_eq!(
             label_in_message(
                 "In Device::create_bind_group\n    Buffer with 'sim-params' label is invalid"
+            ),
+            None
+        );
+        // Dawn names the object being created in its descriptor, after the
+        // buffer it binds.
+        assert_eq!(
+            label_in_message(
+                "Binding size (8) of [Buffer \"totals\"] is smaller than the minimum binding size (16).\n - While validating entries[0] as a Buffer.\n - While validating [BindGroupDescriptor \"\"reduce-group\"\"] against [BindGroupLayout \"reduce-layout\"]\n - While calling [Device].CreateBindGroup([BindGroupDescriptor \"\"reduce-group\"\"])."
             )
             .as_deref(),
-            Some("sim-params")
+            Some("reduce-group")
+        );
+        assert_eq!(
+            label_in_message(
+                "Binding size (8) of [Buffer \"totals\"] is too small.\n - While calling [Device].CreateBindGroup([BindGroupDescriptor])."
+            ),
+            None
         );
         assert_eq!(
             label_in_message("Device with 'gpu' label is lost; Texture with 'depth' label")

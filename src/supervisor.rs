@@ -722,6 +722,12 @@ impl Supervisor {
         }
     }
 
+    /// Whether the running device was rebuilt after a loss (not started, not
+    /// asked for by the application).
+    pub fn running_after_a_loss(&self) -> bool {
+        matches!(&self.phase, Phase::Running(running) if running.rebuild)
+    }
+
     fn attempt(&self) -> Option<&Attempt> {
         match &self.phase {
             Phase::BringingUp {

@@ -2130,3 +2130,51 @@ async fn the_fallback_keeps_a_shader_diagnostic_s_caret_under_its_column() {
     r.stop();
     shown.remove();
 }
+
+/// After a loss, the rebuilt device draws from a timer until the first
+/// animation frame (Firefox sends none after its GPU process crashed: here
+/// animation frames are swallowed, a mock): frames come at once, with no stall
+/// reported; when animation frames come back, the timer stops quietly.
+#[wasm_bindgen_test]
+async fn a_device_rebuilt_after_a_loss_draws_before_animation_frames_come_back() {
+    let r = runtime();
+    r.start();
+    wait_state(&r, "running", 1).await;
+    assert_eq!(r.status().frame_clock(), "animation-frame");
+    swallow_animation_frames(true);
+    r.inject(webgpu_guard::chaos::Injection::LoseNow)
+        .expect("a loss");
+    wait_until("the rebuilt device", || {
+        let s = r.status();
+        s.state.as_str() == "running" && s.generation == 2
+    })
+    .await;
+    let frames = r.app().frames.get();
+    wait_until("frames on the rebuilt device", || {
+        r.app().frames.get() >= frames + 3
+    })
+    .await;
+    let status = r.status();
+    assert_eq!(status.frame_clock(), "timer", "{status:?}");
+    assert!(
+        !status.stalled,
+        "the stall detector had to step in: {status:?}"
+    );
+    swallow_animation_frames(false);
+    wait_until("animation frames again", || {
+        r.status().frame_clock() == "animation-frame"
+    })
+    .await;
+    let lines = r.faults().recent_lines();
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains("came back") && !l.contains("stalled")),
+        "{lines:?}"
+    );
+    // A device the application asks for starts on animation frames alone.
+    r.force_recovery();
+    wait_state(&r, "running", 3).await;
+    assert_eq!(r.status().frame_clock(), "animation-frame");
+    r.stop();
+}

@@ -3333,3 +3333,88 @@ async fn a_readback_dropped_mid_flight_leaves_its_buffer_usable() {
     settle().await;
     assert_eq!(net.stats().validation, 0, "{:?}", net.groups());
 }
+
+// ---------------------------------------------------------------- the culprit
+
+/// A compute bind group layout with one storage buffer of at least 16 bytes.
+fn reduce_layout(d: &GuardedDevice) -> webgpu_guard::web::Tracked<web_sys::GpuBindGroupLayout> {
+    let buffer = web_sys::GpuBufferBindingLayout::new();
+    buffer.set_type(web_sys::GpuBufferBindingType::Storage);
+    buffer.set_min_binding_size(16);
+    let entry =
+        web_sys::GpuBindGroupLayoutEntry::new(0, webgpu_guard::usage::ShaderStages::COMPUTE.bits());
+    entry.set_buffer(&buffer);
+    d.create_bind_group_layout(
+        "reduce-layout",
+        &web_sys::GpuBindGroupLayoutDescriptor::new(&[entry.into()]),
+    )
+    .unwrap()
+}
+
+/// A newcomer's mistake: a bind group that binds an 8-byte buffer where its
+/// layout asks for 16 bytes at least. At every level and on every engine the
+/// fault never names the buffer (its creation was valid): it names the bind
+/// group where the engine's message says so, the call that made it where the
+/// level records calls, and otherwise says which of the phase's calls could
+/// have failed, or that the per-call level names it.
+#[wasm_bindgen_test]
+async fn a_bind_group_s_mistake_is_never_pinned_on_the_buffer_it_binds() {
+    for level in DiagnosticsLevel::ALL {
+        let (d, net, _) = device_with_net(raw_device().await);
+        d.set_level(level);
+        let layout = reduce_layout(&d);
+        let mut group_line = 0;
+        let result = d
+            .phase("reduce", || {
+                let totals = d.create_buffer("totals", 8, BufferUsages::STORAGE)?;
+                group_line = line!() + 1;
+                let group = d.create_bind_group_with(
+                    "reduce-group",
+                    &layout,
+                    &[(0, webgpu_guard::web::Binding::Buffer(&totals))],
+                )?;
+                Ok((totals, group))
+            })
+            .await;
+        let name = level.as_str();
+        flush(&d).await;
+        settle().await;
+        let groups = net.groups();
+        assert!(
+            groups.iter().all(|g| g.label != "totals"),
+            "{name}: telemetry grouped it under the buffer: {groups:?}"
+        );
+        if level == DiagnosticsLevel::Off {
+            // No scope: the uncaptured error, grouped by what the engine names.
+            assert!(result.is_ok(), "{name}");
+            continue;
+        }
+        let fault = result.expect_err(name);
+        assert_ne!(
+            fault.origin.object.as_deref(),
+            Some("totals"),
+            "{name}: {fault}"
+        );
+        let text = fault.to_string();
+        let named = fault.origin.object.as_deref() == Some("reduce-group");
+        if level == DiagnosticsLevel::PerCall || (named && level == DiagnosticsLevel::Attributed) {
+            assert!(named, "{name}: {fault}");
+            assert_eq!(
+                fault.origin.call_site.map(|s| s.line),
+                Some(group_line),
+                "{name}: {fault}"
+            );
+        } else if engine_quotes_labels() {
+            assert!(named, "{name}: {fault}");
+        } else {
+            assert_eq!(fault.origin.call_site, None, "{name}: {fault}");
+            assert!(text.contains("per-call"), "{name}: {fault}");
+            if level == DiagnosticsLevel::Attributed {
+                assert!(
+                    text.contains("\"totals\"") && text.contains("\"reduce-group\""),
+                    "{name}: the calls that could have failed: {fault}"
+                );
+            }
+        }
+    }
+}

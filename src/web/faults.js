@@ -1,4 +1,4 @@
-// The JavaScript half of src/web/net.rs.
+// The JavaScript half of src/web/faults.rs (the uncaptured-error listener).
 export function uncaptured_hooks(handler, orphans) {
   const kindOf = (error) => {
     if (typeof GPUValidationError !== 'undefined' && error instanceof GPUValidationError) return 1;
@@ -54,9 +54,36 @@ export function uncaptured_hooks(handler, orphans) {
       if (start < end) return m.slice(start, end);
     }
   };
-  // The label quoted in a message, as webgpu_guard::fault::label_in_message
-  // finds it: Dawn's form first, else wgpu's.
-  const labelOf = (m) => dawnLabel(m) || wgpuLabel(m);
+  // The label of Dawn's first labelled `[XDescriptor ""label""]`: the object
+  // being created.
+  const descriptorLabel = (m) => {
+    let from = 0;
+    for (;;) {
+      const open = m.indexOf('[', from);
+      if (open < 0) return '';
+      const close = m.indexOf(']', open + 1);
+      if (close < 0) return '';
+      from = close + 1;
+      const quote = m.indexOf('"', open + 1);
+      if (quote < 0 || quote > close) continue;
+      if (!m.slice(open + 1, quote).trim().endsWith('Descriptor')) continue;
+      let start = quote;
+      let end = close;
+      while (end > start && isSpace(m.charCodeAt(end - 1))) end--;
+      while (start < end && m.charCodeAt(start) === 34) start++;
+      while (end > start && m.charCodeAt(end - 1) === 34) end--;
+      if (start < end) return m.slice(start, end);
+    }
+  };
+  // The label a message blames, as webgpu_guard::fault::label_in_message
+  // finds it: the object being created; none where a creation names only its
+  // arguments; else Dawn's form first, then wgpu's.
+  const labelOf = (m) => {
+    const created = descriptorLabel(m);
+    if (created) return created;
+    if (m.includes('].Create') || m.includes('Device::create_')) return '';
+    return dawnLabel(m) || wgpuLabel(m);
+  };
   // Without a clock nothing is ever held: every error goes to the log.
   const performance = globalThis.performance;
   const now = performance === undefined ? () => Infinity : () => performance.now();

@@ -161,23 +161,35 @@ impl GuardedDevice {
     }
 }
 
-/// Names the call behind `fault` from its object label (known to the library,
-/// or quoted in the message), when attribution recorded a call with that label
-/// among `call_sites` (the phase's own).
+/// Names the call behind `fault` from the object its message blames (known to
+/// the library, or named by the engine), when attribution recorded a call with
+/// that label among `call_sites` (the phase's own). Where the message does not
+/// say which object failed, the fault lists the phase's calls that could have
+/// (none recorded below the attributed level: the per-call level names it)
+/// instead of guessing.
 fn attribute(mut fault: Fault, call_sites: &[(String, CallSite)]) -> Fault {
     if fault.origin.call_site.is_some() {
         return fault;
     }
     let Some(label) = fault.object_label() else {
+        if matches!(
+            fault.kind,
+            FaultKind::Validation | FaultKind::OutOfMemory | FaultKind::Internal
+        ) {
+            fault.suspects = Some(call_sites.iter().take(MAX_SUSPECTS).cloned().collect());
+        }
         return fault;
     };
     let site = call_sites.iter().rev().find(|(l, _)| *l == label);
     if let Some((_, site)) = site {
         fault.origin.call_site = Some(*site);
-        fault.origin.object = Some(label);
     }
+    fault.origin.object = Some(label);
     fault
 }
+
+/// The most calls a fault lists as suspects.
+const MAX_SUSPECTS: usize = 12;
 
 /// Runs `work` through the crash trampoline: a JavaScript exception thrown
 /// through WebAssembly (a raw binding that does not catch) becomes an

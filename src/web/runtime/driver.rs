@@ -334,6 +334,12 @@ impl<A: App> Inner<A> {
             this.slot.adapter()
         ));
         Inner::start_loop(this);
+        // After a loss, frames come from a timer too until the first
+        // animation frame: Firefox sends none after its GPU process crashed.
+        let after_a_loss = this.driver.read(Supervisor::running_after_a_loss) == Some(true);
+        if after_a_loss && !super::watchers::page_hidden() {
+            this.frame_loop.bridge_after_a_rebuild();
+        }
     }
 
     /// Drops the application's resources through the trampoline (its `Drop` may

@@ -3,6 +3,14 @@
 //! freed closure. When the browser stops delivering animation frames to a
 //! visible page (the supervisor's [`crate::supervisor::StallAction::DriveFromTimer`]),
 //! frames also come from a timer, until an animation frame comes again.
+//!
+//! After a device rebuilt after a loss, frames come from a timer too from the
+//! start, until the first animation frame (a bridge): Firefox delivers no
+//! animation frame to the page after its GPU process crashed (not even to a
+//! plain JavaScript loop), and the runtime, which knows a loss just happened,
+//! does not wait for the stall detector, built for pages it knows nothing
+//! about. Where animation frames go on (Chromium), the first one ends the
+//! bridge a frame later, quietly.
 
 use std::cell::Cell;
 
@@ -26,6 +34,8 @@ pub(crate) struct FrameLoop {
     timer: Cell<Option<i32>>,
     /// Whether frames come from the timer too.
     driven_by_timer: Cell<bool>,
+    /// Whether the timer is only the bridge after a rebuild (its end is no news).
+    bridging: Cell<bool>,
     callback: Held<Option<FrameCallback>>,
 }
 
@@ -44,6 +54,7 @@ impl FrameLoop {
             handle: Cell::new(None),
             timer: Cell::new(None),
             driven_by_timer: Cell::new(false),
+            bridging: Cell::new(false),
             callback: Held::default(),
         }
     }
@@ -91,6 +102,17 @@ impl FrameLoop {
     /// frame comes.
     pub(crate) fn drive_from_timer(&self) {
         self.driven_by_timer.set(true);
+        self.bridging.set(false);
+        self.request();
+    }
+
+    /// A device rebuilt after a loss starts: frames come from the timer as
+    /// well until the first animation frame (see the module's documentation).
+    pub(crate) fn bridge_after_a_rebuild(&self) {
+        if !self.driven_by_timer.get() {
+            self.bridging.set(true);
+        }
+        self.driven_by_timer.set(true);
         self.request();
     }
 
@@ -98,6 +120,7 @@ impl FrameLoop {
     /// page); a pending timer frame is cancelled.
     pub(crate) fn stop_driving(&self) {
         self.driven_by_timer.set(false);
+        self.bridging.set(false);
         if let (Some(timer), Some(window)) = (self.timer.take(), web_sys::window()) {
             window.clear_timeout_with_handle(timer);
         }
@@ -119,8 +142,13 @@ impl FrameLoop {
         if !self.driven_by_timer.get() {
             return Source::AnimationFrame;
         }
+        let bridged = self.bridging.get();
         self.stop_driving();
-        Source::AnimationFrameBack
+        if bridged {
+            Source::AnimationFrame
+        } else {
+            Source::AnimationFrameBack
+        }
     }
 
     /// Cancels the pending frame requests, if any (frames still come from the

@@ -99,6 +99,18 @@ fn set(object: &js_sys::Object, key: &str, value: JsValue) {
 }
 
 impl Status {
+    /// Which clock drives the frames: `"timer"` while frames come from a
+    /// timer too (after a rebuild that followed a loss, until the first
+    /// animation frame; on a visible page whose animation frames stopped),
+    /// else `"animation-frame"`.
+    pub fn frame_clock(&self) -> &'static str {
+        if self.frames_from_timer {
+            "timer"
+        } else {
+            "animation-frame"
+        }
+    }
+
     /// The snapshot as `gpuStatus()` returns it, a plain object: the fields in
     /// camel case (`frameMs`, `runtimeBugs`...), the fault sink's counters
     /// spelled out (`errors` by kind, `logged`, `suppressed`, `cutOffs`,
@@ -163,6 +175,7 @@ impl Status {
         set(&o, "loopAlive", self.loop_alive.into());
         set(&o, "stalled", self.stalled.into());
         set(&o, "framesFromTimer", self.frames_from_timer.into());
+        set(&o, "frameClock", self.frame_clock().into());
         set(
             &o,
             "wasmMemoryBytes",

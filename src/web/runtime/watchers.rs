@@ -70,7 +70,7 @@ impl Watchers {
     }
 }
 
-fn page_hidden() -> bool {
+pub(super) fn page_hidden() -> bool {
     web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| js_sys::Reflect::get(&d, &"visibilityState".into()).ok())

@@ -47,7 +47,8 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-/// `BENCH_ONLY=startup`: the start-up figures alone (a quicker run while working on them).
+/// `BENCH_ONLY=startup`: the start-up figures alone (a quicker run while working on them);
+/// `BENCH_ONLY=recovery`: the times to picture alone; `BENCH_ONLY=size`: the sizes alone.
 fn only_startup() -> bool {
     std::env::var("BENCH_ONLY").as_deref() == Ok("startup")
 }
@@ -135,6 +136,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var("BENCH_ONLY").as_deref() == Ok("size") {
         print_sizes(&root);
         print_size_breakdown(&root);
+        return Ok(());
+    }
+    // `BENCH_ONLY=recovery`: the times to picture alone (losses, crashes,
+    // Firefox's GPU process killed).
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("recovery") {
+        for browser in engines() {
+            println!("\n=== {} ===", engine_words(browser));
+            match time_to_picture(browser, &root).await {
+                Ok(p) => print_time_to_picture(&p),
+                Err(e) => println!("\nTime to picture: not measured ({e})"),
+            }
+        }
         return Ok(());
     }
     for browser in engines() {
@@ -697,6 +710,9 @@ struct Picture {
     matar: Vec<Split>,
     /// Real GPU-process crashes (Chromium only).
     crash: Vec<Split>,
+    /// Firefox's GPU process killed: ms from the kill to three new frames on
+    /// the rebuilt device, one kill a browser (Firefox only).
+    kill_to_frames: Vec<f64>,
     /// The demo's cold start, split the same way.
     cold: Split,
     /// The demo's frame interval, ms.
@@ -825,12 +841,65 @@ async fn time_to_picture(
     }
     let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
     drop(profile);
+    let mut kill_to_frames = Vec::new();
+    if browser == Browser::Firefox {
+        for run in 1..=10 {
+            let ms = kill_to_three_frames(root).await?;
+            eprintln!("[bench firefox] GPU process killed ({run} of 10): three new frames after {ms:.0} ms");
+            kill_to_frames.push(ms);
+        }
+    }
     Ok(Picture {
         matar,
         crash,
+        kill_to_frames,
         cold,
         frame_interval_ms,
     })
+}
+
+/// One Firefox, headful under Xvfb with its GPU process forced on (Firefox
+/// starts no new one after a kill: one kill a browser): the demo running, its
+/// GPU process killed, and the time from the kill to three new frames on the
+/// rebuilt device, in ms (the status polled every 10 ms).
+async fn kill_to_three_frames(root: &Path) -> Result<f64, Box<dyn std::error::Error>> {
+    let webdriver = Driver::for_browser_with(Browser::Firefox, Flags::FirefoxGpuProcess);
+    let server = Server::start(root.join("dist"));
+    let profile = new_profile();
+    let driver = launch(&webdriver, &profile, Flags::FirefoxGpuProcess).await?;
+    driver.goto(server.url("index.html?still")).await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let st = status(&driver).await?;
+        if st["state"] == "running" && st["frames"].as_u64().unwrap_or(0) > 3 {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err("the demo never ran".into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let killed_at = Instant::now();
+    webdriver.kill_gpu_process()?;
+    let mut first_on_new: Option<u64> = None;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let elapsed = loop {
+        let st = status(&driver).await?;
+        if st["state"] == "running" && st["generation"].as_u64().unwrap_or(0) >= 2 {
+            let frames = st["frames"].as_u64().unwrap_or(0);
+            let first = *first_on_new.get_or_insert(frames);
+            if frames >= first + 3 {
+                break killed_at.elapsed();
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!("no frames after the kill: {st}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
+    drop(profile);
+    Ok(elapsed.as_secs_f64() * 1000.0)
 }
 
 fn median_split(runs: &[Split]) -> Split {
@@ -896,6 +965,16 @@ fn print_time_to_picture(p: &Picture) {
             p.frame_interval_ms,
             m.to_picture,
             verdict(m.to_picture <= budget)
+        );
+    }
+    if !p.kill_to_frames.is_empty() {
+        let m = median(p.kill_to_frames.clone());
+        let all: Vec<String> = p.kill_to_frames.iter().map(|t| format!("{t:.0}")).collect();
+        println!(
+            "  GPU process killed (SIGKILL, headful under Xvfb), kill to three new frames on the rebuilt device: median {m:.0} ms of {}; target at most 1000 ms -> {}; all: {}",
+            p.kill_to_frames.len(),
+            verdict(m <= 1000.0),
+            all.join(", ")
         );
     }
     if !p.crash.is_empty() {
