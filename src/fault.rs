@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::str_search::{contains, find, find_byte, from, part};
+use crate::str_search::{contains, find_byte, from, part};
 
 /// The kind of a fault. The first three are the WebGPU error classes; the others
 /// are failures the guard layer observes around them.
@@ -380,12 +380,18 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
 ///   [Device].CreateBindGroup([BindGroupDescriptor ""group""])`);
 /// * where the message speaks of a creation without naming what was created
 ///   (Dawn's `While calling [Device].CreateX(...)` without a labelled
-///   descriptor, wgpu's `In Device::create_x`), `None`: an object it quotes is
-///   an argument of the call (a buffer a bind group binds), never the culprit;
-/// * otherwise the first object it quotes, as Dawn writes it (`[Buffer
-///   "label"]`) or, failing that, as wgpu (Firefox) writes it (`Buffer with
-///   'label' label`), skipping the device and the queue, which every message
-///   names.
+///   descriptor), `None`: an object it quotes is an argument of the call (a
+///   buffer a bind group binds), never the culprit;
+/// * otherwise the first object Dawn quotes (`[Buffer "label"]`, `Destroyed
+///   [Buffer "v"] used in submit`), skipping the device and the queue, which
+///   every message names.
+///
+/// wgpu (Firefox) names objects only as `Buffer with 'label' label`, whether
+/// the object failed or is an argument of what failed (`Binding size 8 of
+/// Buffer with 'totals' label is less than minimum 16`, a bind group's
+/// mistake): such a message does not say which object failed, and `None` is
+/// returned (the fault lists the phase's calls instead; see
+/// [`FaultRecord::suspects`]).
 pub fn label_in_message(message: &str) -> Option<String> {
     if let Some(created) = dawn_descriptor_label(message) {
         return Some(created);
@@ -393,7 +399,7 @@ pub fn label_in_message(message: &str) -> Option<String> {
     if speaks_of_a_creation(message) {
         return None;
     }
-    dawn_label(message).or_else(|| wgpu_label(message))
+    dawn_label(message)
 }
 
 /// Whether `message` reports a failed creation (Dawn's `].CreateX(`, wgpu's
@@ -408,28 +414,6 @@ fn dawn_descriptor_label(message: &str) -> Option<String> {
     dawn_objects(message)
         .find(|(kind, label)| kind.ends_with("Descriptor") && !label.is_empty())
         .map(|(_, label)| label.to_string())
-}
-
-/// `Kind with 'label' label`: wgpu's way of naming an object.
-fn wgpu_label(message: &str) -> Option<String> {
-    let mut rest = message;
-    while let Some(at) = find(rest, " with '") {
-        // The word just before " with '" (ASCII letters and digits).
-        let head = part(rest, 0, at);
-        let start = head
-            .bytes()
-            .rposition(|b| !b.is_ascii_alphanumeric())
-            .map_or(0, |i| i + 1);
-        let kind = from(head, start);
-        let after = from(rest, at + " with '".len());
-        let close = find(after, "' label")?;
-        let label = part(after, 0, close);
-        rest = from(after, close + "' label".len());
-        if kind != "Device" && kind != "Queue" && !label.is_empty() {
-            return Some(label.to_string());
-        }
-    }
-    None
 }
 
 /// `text` without the double quotes at either end.
@@ -518,10 +502,6 @@ mod tests {
         assert_eq!(without_quotes("\"\"\""), "");
         assert_eq!(without_quotes(""), "");
         assert_eq!(without_quotes("\"é\""), "é");
-        let wgpu = "In a set_pipeline command, caused by: Ünïcode Buffer with 'points' label";
-        assert_eq!(wgpu_label(wgpu).as_deref(), Some("points"));
-        let device = "Device with 'gpu' label is lost; Texture with 'depth' label";
-        assert_eq!(wgpu_label(device).as_deref(), Some("depth"));
     }
 
     #[test]
@@ -589,13 +569,14 @@ mod tests {
             Some("probe".into())
         );
         assert_eq!(label_in_message("[unterminated"), None);
-        // wgpu (Firefox) quotes labels its own way.
+        // wgpu (Firefox) names objects whether they failed or are arguments
+        // of what failed: its messages do not say which object failed.
         assert_eq!(
-            label_in_message("Buffer with 'sim-params' label is invalid").as_deref(),
-            Some("sim-params")
+            label_in_message(
+                "Binding size 8 of Buffer with 'totals' label is less than minimum 16"
+            ),
+            None
         );
-        // A creation that names an argument only: the argument is not the
-        // culprit, and the message does not say which object failed.
         assert_eq!(
             label_in_message(
                 "In Device::create_bind_group\n    Buffer with 'sim-params' label is invalid"
@@ -617,13 +598,6 @@ mod tests {
             ),
             None
         );
-        assert_eq!(
-            label_in_message("Device with 'gpu' label is lost; Texture with 'depth' label")
-                .as_deref(),
-            Some("depth")
-        );
-        assert_eq!(label_in_message("Buffer with '' label is invalid"), None);
-        assert_eq!(label_in_message("Buffer with 'unterminated"), None);
     }
 
     #[test]

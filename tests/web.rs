@@ -1886,12 +1886,14 @@ fn tricky_message(i: usize) -> String {
         13 => format!("[Buffer \"trailing \" \u{2003}] {i}"),
         14 => format!("[Buffer \"x\u{85}\"\u{85}] {i}"),
         15 => format!("[Queue \"q\"] [Buffer \"\u{feff}\"] {i}"),
-        // wgpu's (Firefox's) form.
+        // wgpu's (Firefox's) form: no object blamed.
         16 => format!("In a set_pipeline command, caused by: Buffer with 'wg {}' label is invalid {i}", i % 3),
-        17 => format!("Device with 'dev' label is lost; Texture with 'tex' label {i}"),
-        18 => format!("Buffer with '' label, then Sampler with 'ñandú ✓' label {i}"),
-        19 => format!("ÜnïBuffer with 'glued' label {i}"),
-        _ => format!("Buffer with 'unterminated {i}"),
+        // The object being created, after an argument; a creation naming
+        // only its argument.
+        17 => format!("[Buffer \"arg\"] too small.\n - While calling [Device].CreateBindGroup([BindGroupDescriptor \"\"group {}\"\"]) {i}", i % 3),
+        18 => format!("[Buffer \"arg\"] too small.\n - While calling [Device \"d\"].CreateBindGroup([BindGroupDescriptor]) {i}"),
+        19 => format!("[TextureDescriptor \"\"\"\"] then [Buffer \"after\"] {i}"),
+        _ => format!("[ BufferDescriptor  \"  spaced  \" ] {i}"),
     }
 }
 
@@ -3415,6 +3417,69 @@ async fn a_bind_group_s_mistake_is_never_pinned_on_the_buffer_it_binds() {
                     "{name}: the calls that could have failed: {fault}"
                 );
             }
+        }
+    }
+}
+
+/// The same rule for a pipeline (an entry point its valid shader module lacks)
+/// and a texture view (more mip levels than its valid texture has): the fault
+/// names the pipeline or the view where the engine's message says so (Dawn),
+/// never the module or the texture it was given; where the message does not
+/// say (wgpu), it says that the per-call level names the call.
+#[wasm_bindgen_test]
+async fn a_pipeline_s_or_a_view_s_mistake_is_never_pinned_on_what_it_was_given() {
+    let d = device().await;
+    let module = d
+        .create_shader_module("kernels", "@compute @workgroup_size(1) fn main() {}", &[])
+        .await
+        .unwrap();
+    let texture = d
+        .create_texture(&TextureSpec::d2(
+            "one-mip",
+            GpuTextureFormat::Rgba8unorm,
+            4,
+            4,
+            TextureUsages::TEXTURE_BINDING,
+        ))
+        .unwrap();
+    let cases: [(&str, &str, Box<dyn Fn()>); 2] = [
+        ("reduce-pipeline", "kernels", {
+            let (d, module) = (d.clone(), module.module.clone());
+            Box::new(move || {
+                let stage = web_sys::GpuProgrammableStage::new(&module);
+                stage.set_entry_point("nope");
+                let desc = web_sys::GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
+                    web_sys::GpuAutoLayoutMode::Auto,
+                    &stage,
+                );
+                desc.set_label("reduce-pipeline");
+                let _ = d.raw().create_compute_pipeline(&desc);
+            })
+        }),
+        ("too-many-mips", "one-mip", {
+            let texture: web_sys::GpuTexture = (*texture).clone();
+            Box::new(move || {
+                let desc = web_sys::GpuTextureViewDescriptor::new();
+                desc.set_label("too-many-mips");
+                desc.set_mip_level_count(5);
+                let _ = texture.create_view_with_descriptor(&desc);
+            })
+        }),
+    ];
+    for (created, given, make) in cases {
+        let fault = d
+            .phase("mistakes", || {
+                make();
+                Ok(())
+            })
+            .await
+            .unwrap_err();
+        assert_ne!(fault.origin.object.as_deref(), Some(given), "{fault}");
+        if engine_quotes_labels() {
+            assert_eq!(fault.origin.object.as_deref(), Some(created), "{fault}");
+        } else {
+            assert_eq!(fault.origin.object, None, "{fault}");
+            assert!(fault.to_string().contains("per-call"), "{fault}");
         }
     }
 }

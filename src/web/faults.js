@@ -10,24 +10,6 @@ export function uncaptured_hooks(handler, orphans) {
   const isSpace = (c) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0
     || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029
     || c === 0x202f || c === 0x205f || c === 0x3000;
-  // wgpu's `Kind with 'label' label`, as webgpu_guard::fault's wgpu_label reads it.
-  const isAlnum = (c) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-  const wgpuLabel = (m) => {
-    let rest = m;
-    for (;;) {
-      const at = rest.indexOf(" with '");
-      if (at < 0) return '';
-      let start = at;
-      while (start > 0 && isAlnum(rest.charCodeAt(start - 1))) start--;
-      const kind = rest.slice(start, at);
-      const after = rest.slice(at + 7);
-      const close = after.indexOf("' label");
-      if (close < 0) return '';
-      const label = after.slice(0, close);
-      rest = after.slice(close + 7);
-      if (kind !== 'Device' && kind !== 'Queue' && label !== '') return label;
-    }
-  };
   // Dawn's `[Kind "label"]`, as webgpu_guard::fault's dawn_label reads it.
   const dawnLabel = (m) => {
     let from = 0;
@@ -77,12 +59,13 @@ export function uncaptured_hooks(handler, orphans) {
   };
   // The label a message blames, as webgpu_guard::fault::label_in_message
   // finds it: the object being created; none where a creation names only its
-  // arguments; else Dawn's form first, then wgpu's.
+  // arguments; else Dawn's first object (wgpu's messages do not say which
+  // object failed).
   const labelOf = (m) => {
     const created = descriptorLabel(m);
     if (created) return created;
     if (m.includes('].Create') || m.includes('Device::create_')) return '';
-    return dawnLabel(m) || wgpuLabel(m);
+    return dawnLabel(m);
   };
   // Without a clock nothing is ever held: every error goes to the log.
   const performance = globalThis.performance;
