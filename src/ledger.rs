@@ -1,6 +1,9 @@
 //! The allocator's ledger: live GPU objects and bytes, by kind and by label, with peaks.
 
 use std::fmt;
+use std::rc::Rc;
+
+use crate::held::Held;
 
 /// The kind of a GPU object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -297,5 +300,63 @@ mod tests {
         assert!(text.contains("live: 1 objects, 0 bytes"));
         assert!(text.contains("sampler"));
         assert!(text.contains("\"linear\""));
+    }
+}
+
+/// The ledger of a context, shared by every object it counts. Cheap to clone.
+///
+/// It lends the ledger to a closure only ([`SharedLedger::with`]): no borrow
+/// of it can be held while objects are created or dropped (an application
+/// holding one then would have trapped the module). A lend reached from inside
+/// another (a closure that creates an object) does nothing and is recorded as
+/// the caller's bug, never a panic.
+#[derive(Clone, Default)]
+pub struct SharedLedger(Rc<Held<Ledger>>);
+
+impl fmt::Debug for SharedLedger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedLedger").field(&self.live()).finish()
+    }
+}
+
+impl SharedLedger {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        SharedLedger::default()
+    }
+
+    /// Lends the ledger to `f`; `None` when it is lent already (`f` called from
+    /// inside another lend).
+    #[track_caller]
+    pub fn with<R>(&self, f: impl FnOnce(&Ledger) -> R) -> Option<R> {
+        self.0.with(|ledger| f(ledger))
+    }
+
+    /// Live totals (zero while lent).
+    pub fn live(&self) -> Tally {
+        self.with(Ledger::live).unwrap_or_default()
+    }
+
+    /// Peak totals (zero while lent).
+    pub fn peak(&self) -> Tally {
+        self.with(Ledger::peak).unwrap_or_default()
+    }
+
+    /// The full report (empty while lent).
+    pub fn report(&self) -> LedgerReport {
+        self.with(Ledger::report).unwrap_or_default()
+    }
+
+    /// Registers a live object (`None` while lent: not counted, the bug
+    /// recorded).
+    #[track_caller]
+    pub fn register(&self, kind: ObjectKind, label: &str, bytes: u64) -> Option<EntryId> {
+        self.0.with(|ledger| ledger.register(kind, label, bytes))
+    }
+
+    /// Releases an object; whether it was live.
+    #[track_caller]
+    pub fn release(&self, id: EntryId) -> bool {
+        self.0.with(|ledger| ledger.release(id)).unwrap_or(false)
     }
 }

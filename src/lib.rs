@@ -82,8 +82,8 @@ fn main() {
 //! whose constants you read: `gpu_map_mode` (`GPUMapMode`), `gpu_buffer_usage`,
 //! `gpu_texture_usage`, `gpu_shader_stage` (or use this crate's
 //! [`usage`] sets instead). `examples/hello/Cargo.toml` is a complete list for a
-//! triangle; `examples/particles/Cargo.toml` one for compute, instancing and
-//! textures.
+//! triangle (`scripts/test` builds it alone, copied out of this workspace, as
+//! the README's app).
 
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]

@@ -67,7 +67,7 @@ macro_rules! flag_set {
         }
 
         impl fmt::Debug for $name {
-            /// `BufferUsages(UNIFORM | COPY_DST)`, unknown bits in hex.
+            #[doc = concat!("`", stringify!($name), "(A | B)`: the flags' names, unknown bits in hex.")]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}(", stringify!($name))?;
                 let mut rest = self.0;

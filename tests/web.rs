@@ -719,7 +719,7 @@ async fn the_oom_ladder_degrades_to_a_size_that_fits() {
         "{}",
         outcome.summary()
     );
-    let report = d.ledger().borrow().report();
+    let report = d.ledger().report();
     assert_eq!(
         report.kind(ObjectKind::Texture).objects,
         1,
@@ -1642,7 +1642,7 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
         ))
         .unwrap();
     let view = texture.create_view().unwrap();
-    let objects = d.ledger().borrow().live().objects;
+    let objects = d.ledger().live().objects;
     let scopes = ScopeSet::push(&d, &Filter::ALL);
     let sampler = d
         .create_sampler_with(&SamplerSpec::new("one-call-sampler").linear())
@@ -1670,7 +1670,7 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
     assert!(scopes.pop().await.is_clean(), "every entry bound as asked");
     assert_eq!(web_sys::GpuBindGroup::label(&good), "one-call-group");
     assert_eq!(web_sys::GpuSampler::label(&sampler), "one-call-sampler");
-    assert_eq!(d.ledger().borrow().live().objects, objects + 2);
+    assert_eq!(d.ledger().live().objects, objects + 2);
 
     // The range's offset and size reach the browser: 16 bytes at 256 lie past
     // the end of a 256-byte buffer.
@@ -1739,7 +1739,7 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
     // What throws (a clamp that is not finite, a layout that is not one) is a
     // fault naming the object, counts nothing and leaves no scope open.
     d.set_level(DiagnosticsLevel::PerCall);
-    let before = d.ledger().borrow().live().objects;
+    let before = d.ledger().live().objects;
     let mut spec = SamplerSpec::new("nan-clamp-sampler");
     spec.lod_min_clamp = f32::NAN;
     let fault = d.create_sampler_with(&spec).expect_err("NaN is no float");
@@ -1754,7 +1754,7 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
         .expect_err("not a layout");
     assert_eq!(fault.kind, FaultKind::Exception, "{fault}");
     assert_eq!(fault.origin.object.as_deref(), Some("no-layout-group"));
-    assert_eq!(d.ledger().borrow().live().objects, before);
+    assert_eq!(d.ledger().live().objects, before);
     d.set_level(DiagnosticsLevel::Phases);
     settle().await;
     assert_stack_balanced(&d).await;
@@ -1764,7 +1764,7 @@ async fn bind_groups_and_samplers_made_in_one_call_bind_what_was_asked_and_fail_
 async fn live_counts_rise_on_create_and_fall_on_destroy() {
     let d = device().await;
     let ledger = d.ledger();
-    let base = ledger.borrow().live();
+    let base = ledger.live();
     let a = d
         .create_buffer("counted-a", 1024, BufferUsages::STORAGE)
         .unwrap();
@@ -1777,18 +1777,18 @@ async fn live_counts_rise_on_create_and_fall_on_destroy() {
             TextureUsages::TEXTURE_BINDING,
         ))
         .unwrap();
-    let live = ledger.borrow().live();
+    let live = ledger.live();
     assert_eq!(live.objects, base.objects + 2);
     assert_eq!(live.bytes, base.bytes + 1024 + 64 * 64 * 4);
     assert_eq!(
-        ledger.borrow().report().label("counted-t").map(|t| t.bytes),
+        ledger.report().label("counted-t").map(|t| t.bytes),
         Some(16384)
     );
     drop(a);
-    assert_eq!(ledger.borrow().live().objects, base.objects + 1);
+    assert_eq!(ledger.live().objects, base.objects + 1);
     drop(t);
-    assert_eq!(ledger.borrow().live(), base);
-    assert_eq!(ledger.borrow().report().peak.objects, base.objects + 2);
+    assert_eq!(ledger.live(), base);
+    assert_eq!(ledger.report().peak.objects, base.objects + 2);
     let unlabelled = d.create_buffer("", 4, BufferUsages::STORAGE);
     assert!(unlabelled.err().unwrap().message.contains("needs a label"));
 }
@@ -3038,7 +3038,7 @@ async fn textures_bundles_scissor_and_readback_work_through_the_guard() {
     bundle.pop_debug_group().unwrap();
     let bundle = bundle.finish().unwrap();
     assert_eq!(bundle.ledger_label(), "fill-bundle");
-    let counted = d.ledger().borrow().report();
+    let counted = d.ledger().report();
     assert_eq!(
         counted
             .kind(webgpu_guard::ledger::ObjectKind::RenderBundle)
@@ -3482,4 +3482,21 @@ async fn a_pipeline_s_or_a_view_s_mistake_is_never_pinned_on_what_it_was_given()
             assert!(fault.to_string().contains("per-call"), "{fault}");
         }
     }
+}
+
+/// The ledger lends itself to a closure only: an object created from inside
+/// a lend (the one way left to reach it while it is lent) is refused by the
+/// ledger and recorded as a bug, never a trap of the module.
+#[wasm_bindgen_test]
+async fn creating_from_inside_a_lend_of_the_ledger_never_traps() {
+    let d = device().await;
+    let live = d.ledger().live();
+    let created = d.ledger().with(|_| {
+        d.create_buffer("inside-a-lend", 16, BufferUsages::UNIFORM)
+            .map(drop)
+            .is_ok()
+    });
+    assert_eq!(created, Some(true));
+    assert!(!webgpu_guard::web::crash::crashed());
+    assert_eq!(d.ledger().live(), live);
 }

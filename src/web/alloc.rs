@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::ops::Deref;
-use std::rc::Rc;
 
 use wasm_bindgen::convert::IntoWasmAbi;
 use wasm_bindgen::prelude::*;
@@ -17,7 +16,7 @@ use web_sys::{
 
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::formats::{texture_bytes, TextureShape};
-use crate::ledger::{EntryId, Ledger, ObjectKind};
+use crate::ledger::{EntryId, ObjectKind, SharedLedger};
 use crate::usage::{BufferUsages, TextureUsages};
 use crate::web::bindings::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::device::GuardedDevice;
@@ -136,14 +135,14 @@ pub struct Tracked<T: GpuResource> {
     object: T,
     label: String,
     bytes: u64,
-    id: EntryId,
-    ledger: Rc<RefCell<Ledger>>,
+    id: Option<EntryId>,
+    ledger: SharedLedger,
 }
 
 impl<T: GpuResource> Tracked<T> {
     /// Registers `object` in `ledger`.
-    pub fn register(object: T, label: &str, bytes: u64, ledger: Rc<RefCell<Ledger>>) -> Self {
-        let id = ledger.borrow_mut().register(T::KIND, label, bytes);
+    pub fn register(object: T, label: &str, bytes: u64, ledger: SharedLedger) -> Self {
+        let id = ledger.register(T::KIND, label, bytes);
         Tracked {
             object,
             label: label.to_string(),
@@ -186,8 +185,8 @@ impl<T: GpuResource> Deref for Tracked<T> {
 impl<T: GpuResource> Drop for Tracked<T> {
     fn drop(&mut self) {
         self.object.release();
-        if let Ok(mut ledger) = self.ledger.try_borrow_mut() {
-            ledger.release(self.id);
+        if let Some(id) = self.id {
+            self.ledger.release(id);
         }
     }
 }

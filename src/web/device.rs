@@ -1,7 +1,7 @@
 //! [`GuardedDevice`]: a `GPUDevice` with its context (ledger, level, frame, fault
 //! sink), its lost flag and the bookkeeping of the phase in progress.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use crate::held::Held;
 use std::rc::Rc;
@@ -9,7 +9,7 @@ use std::rc::Rc;
 use web_sys::{GpuDevice, GpuQueue};
 
 use crate::fault::{CallSite, Fault};
-use crate::ledger::Ledger;
+use crate::ledger::SharedLedger;
 use crate::web::faults::FaultSink;
 use crate::web::guard::{DiagnosticsLevel, Guard};
 use crate::web::handle::DeviceHandle;
@@ -126,7 +126,7 @@ impl GuardedDevice {
     }
 
     /// The ledger of live objects.
-    pub fn ledger(&self) -> Rc<RefCell<Ledger>> {
+    pub fn ledger(&self) -> SharedLedger {
         self.guard().ledger().clone()
     }
 

@@ -106,6 +106,10 @@ impl CommandEncoder {
             .raw
             .begin_render_pass(desc)
             .map_err(|e| thrown(&self.label, "beginRenderPass", site, e))?;
+        // Labelled after its encoder where the descriptor gave it none.
+        if crate::web::js::label_of(&raw).is_empty() {
+            crate::web::text::set_label(&raw, &self.label);
+        }
         Ok(RenderPass {
             raw,
             label: self.label.clone(),
@@ -118,6 +122,7 @@ impl CommandEncoder {
     pub fn begin_compute_pass(&self) -> Result<ComputePass, Fault> {
         let site = CallSite::here();
         let desc = GpuComputePassDescriptor::new();
+        crate::web::text::set_label(&desc, &self.label);
         let raw = c::try_begin_compute_pass(&self.raw, &desc)
             .map_err(|e| thrown(&self.label, "beginComputePass", site, e))?;
         Ok(ComputePass::from_raw(raw, &self.label))
@@ -157,7 +162,11 @@ impl CommandEncoder {
     #[track_caller]
     pub fn finish(self) -> Result<GpuCommandBuffer, Fault> {
         let site = CallSite::here();
-        c::try_finish(&self.raw).map_err(|e| thrown(&self.label, "finish", site, e))
+        let buffer =
+            c::try_finish(&self.raw).map_err(|e| thrown(&self.label, "finish", site, e))?;
+        // Labelled after its encoder: errors at submit name it.
+        crate::web::text::set_label(&buffer, &self.label);
+        Ok(buffer)
     }
 }
 

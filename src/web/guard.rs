@@ -1,11 +1,11 @@
 //! What every device of one application shares across recoveries: the ledger, the
 //! diagnostics level, the frame counter, the one fault sink and the fault injector.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::frame_sampling::FrameSampling;
-use crate::ledger::Ledger;
+use crate::ledger::SharedLedger;
 use crate::web::faults::FaultSink;
 #[cfg(feature = "fault-injection")]
 use crate::web::inject::Injector;
@@ -63,7 +63,7 @@ impl DiagnosticsLevel {
 /// sink is given at construction and never replaced. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Guard {
-    ledger: Rc<RefCell<Ledger>>,
+    ledger: SharedLedger,
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
     sampling: Rc<Cell<FrameSampling>>,
@@ -76,7 +76,7 @@ impl Guard {
     /// A context whose faults go to `net`; the fault sink's frame counter is the context's.
     pub fn new(net: FaultSink, frame: Rc<Cell<u64>>) -> Self {
         Guard {
-            ledger: Rc::new(RefCell::new(Ledger::new())),
+            ledger: SharedLedger::new(),
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
             sampling: Rc::new(Cell::new(FrameSampling::default())),
@@ -98,7 +98,7 @@ impl Guard {
     }
 
     /// The ledger of live objects.
-    pub fn ledger(&self) -> &Rc<RefCell<Ledger>> {
+    pub fn ledger(&self) -> &SharedLedger {
         &self.ledger
     }
 

@@ -318,8 +318,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
     let ledger = Closure::<dyn Fn() -> JsValue>::new(move || {
         r.guard()
             .ledger()
-            .try_borrow()
-            .map(|l| JsValue::from_str(&l.report().to_string()))
+            .with(|l| JsValue::from_str(&l.report().to_string()))
             .unwrap_or(JsValue::NULL)
     });
     expose("gpuLedger", ledger.as_ref().unchecked_ref());

@@ -48,6 +48,13 @@ impl<A: App> Runtime<A> {
     /// page: a second runtime's call leaves the first's functions in place and
     /// reports an exception on its own net.
     pub fn expose_console(&self) {
+        self.expose_console_with(|_, _| {});
+    }
+
+    /// [`Self::expose_console`], with `gpuStatus()` passing its object to
+    /// `add` before returning it, for the page's own keys (its scene, its
+    /// snapshot's state): `add(&runtime, &object)`.
+    pub fn expose_console_with(&self, add: impl Fn(&Runtime<A>, &js_sys::Object) + 'static) {
         let me = std::rc::Rc::as_ptr(&self.inner) as *const () as usize;
         let owner = EXPOSED.with(|exposed| {
             let owner = exposed.get();
@@ -77,6 +84,15 @@ impl<A: App> Runtime<A> {
             r.start();
             JsValue::TRUE
         });
-        install("gpuStatus", self, |r| r.status().to_js().into());
+        let runtime = self.clone();
+        let status = Closure::<dyn Fn() -> JsValue>::new(move || {
+            let object = runtime.status().to_js();
+            // The page's own code: through the trampoline, so that a throw
+            // leaves the library's answer whole.
+            let _ = crate::web::crash::trampoline(&mut || add(&runtime, &object));
+            object.into()
+        });
+        expose("gpuStatus", status.as_ref());
+        status.forget();
     }
 }

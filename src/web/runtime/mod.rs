@@ -126,7 +126,8 @@ pub trait App: 'static {
 /// What a frame knows about itself.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInfo {
-    /// Frame number, from 1.
+    /// Frame number, from 1, counting on across device generations (a
+    /// recovery does not start it again).
     pub number: u64,
     /// The animation-frame timestamp, in milliseconds since the page's time
     /// origin (`performance.now()`'s clock; the same clock when a frame is
@@ -401,7 +402,10 @@ impl<A: App> Runtime<A> {
         Some(answer.iter().any(|f| f.kind == FaultKind::ScopeStack))
     }
 
-    /// A snapshot of everything `gpuStatus()` reports. Never fails, from anywhere.
+    /// A snapshot of everything `gpuStatus()` reports. Never fails, from
+    /// anywhere. The errors the uncaptured-error listener held during a storm
+    /// are handed over first, so that the counts are whole: the application's
+    /// sanitiser and telemetry sink run for them.
     pub fn status(&self) -> Status {
         self.inner.status()
     }

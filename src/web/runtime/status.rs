@@ -117,7 +117,8 @@ impl Status {
     /// `sinkFailures`, `telemetrySent`...), the ledger's as `liveObjects`,
     /// `liveBytes` and `peakBytes`, `lastLoss`, `coldStart` and `lastInit` as
     /// objects or null, `fallback` as the fallback's code and
-    /// `fallbackMessage` as its text. A page adds its own keys to it.
+    /// `fallbackMessage` as its text. A page adds its own keys to it through
+    /// [`Runtime::expose_console_with`](super::Runtime::expose_console_with).
     pub fn to_js(&self) -> js_sys::Object {
         let o = js_sys::Object::new();
 
@@ -301,14 +302,15 @@ impl Timings {
 }
 
 impl<A: App> Inner<A> {
-    /// The snapshot `Runtime::status` returns; reads every part without
-    /// changing any.
+    /// The snapshot `Runtime::status` returns. Reading the fault sink's
+    /// counters first hands over the errors the listener held during a storm
+    /// (so that the counts are whole): that runs the application's sanitiser
+    /// and telemetry sink for them. Nothing else changes.
     pub(super) fn status(&self) -> Status {
         let ledger = self
             .guard
             .ledger()
-            .try_borrow()
-            .map(|l| (l.live(), l.peak()))
+            .with(|l| (l.live(), l.peak()))
             .unwrap_or_default();
         // What the supervisor says, read in place (no copy of it).
         let said = self.driver.read(|s| {
