@@ -3483,20 +3483,3 @@ async fn a_pipeline_s_or_a_view_s_mistake_is_never_pinned_on_what_it_was_given()
         }
     }
 }
-
-/// The ledger lends itself to a closure only: an object created from inside
-/// a lend (the one way left to reach it while it is lent) is refused by the
-/// ledger and recorded as a bug, never a trap of the module.
-#[wasm_bindgen_test]
-async fn creating_from_inside_a_lend_of_the_ledger_never_traps() {
-    let d = device().await;
-    let live = d.ledger().live();
-    let created = d.ledger().with(|_| {
-        d.create_buffer("inside-a-lend", 16, BufferUsages::UNIFORM)
-            .map(drop)
-            .is_ok()
-    });
-    assert_eq!(created, Some(true));
-    assert!(!webgpu_guard::web::crash::crashed());
-    assert_eq!(d.ledger().live(), live);
-}
