@@ -111,6 +111,7 @@ pub mod snapshot_state;
 mod str_search;
 pub mod supervisor;
 pub mod telemetry;
+pub mod texel_rows;
 mod text_width;
 pub mod usage;
 
@@ -138,6 +139,7 @@ pub mod prelude {
     pub use crate::frame_sampling::FrameSampling;
     pub use crate::supervisor::Fallback;
     pub use crate::telemetry::outbox::ExportConfig;
+    pub use crate::texel_rows::TexelRows;
     pub use crate::usage::MapModes;
     pub use crate::usage::{BufferUsages, ShaderStages, TextureUsages};
     pub use crate::web::snapshot::GpuSnapshot;

@@ -8,6 +8,8 @@
 //! answered late, or never) is discarded, and never keeps a capture on the new
 //! device waiting.
 
+use crate::texel_rows::TexelRows;
+
 /// The bytes of one snapshot, the frame and the device generation they are from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
@@ -15,8 +17,10 @@ pub struct Snapshot {
     pub frame: u64,
     /// The generation of the device they were read from.
     pub generation: u64,
-    /// The buffer's bytes.
+    /// The bytes: a buffer's, or a texture's rows, tight.
     pub bytes: Vec<u8>,
+    /// The shape of a texture's rows; `None` for a buffer's bytes.
+    pub rows: Option<TexelRows>,
 }
 
 /// A read started by [`SnapshotState::begin`].
@@ -25,6 +29,7 @@ pub struct Read {
     number: u64,
     frame: u64,
     generation: u64,
+    rows: Option<TexelRows>,
 }
 
 /// What a snapshot knows between frames.
@@ -69,8 +74,9 @@ impl SnapshotState {
                 .is_none_or(|last| frame >= last + every_frames.max(1))
     }
 
-    /// A read of `frame`'s state starts on device `generation`.
-    pub fn begin(&mut self, generation: u64, frame: u64) -> Read {
+    /// A read of `frame`'s state (a texture's `rows`, or a buffer's bytes)
+    /// starts on device `generation`.
+    pub fn begin(&mut self, generation: u64, frame: u64, rows: Option<TexelRows>) -> Read {
         self.see(generation);
         self.reads += 1;
         self.reading = Some(self.reads);
@@ -79,6 +85,7 @@ impl SnapshotState {
             number: self.reads,
             frame,
             generation,
+            rows,
         }
     }
 
@@ -97,6 +104,7 @@ impl SnapshotState {
                     frame: read.frame,
                     generation: read.generation,
                     bytes,
+                    rows: read.rows,
                 });
                 self.taken += 1;
                 true
@@ -143,10 +151,10 @@ mod tests {
     #[test]
     fn a_read_of_a_torn_down_device_answered_late_is_discarded() {
         let mut s = SnapshotState::default();
-        let first = s.begin(1, 30);
+        let first = s.begin(1, 30, None);
         assert!(s.finish(first, Some(vec![1])));
         // A read in flight on device 1 when it is torn down.
-        let late = s.begin(1, 60);
+        let late = s.begin(1, 60, None);
         // Device 2 is built from the snapshot of frame 30.
         assert_eq!(s.restore(2).map(|s| s.frame), Some(30));
         // Device 1's read answers now: discarded, the snapshot stays.
@@ -158,11 +166,11 @@ mod tests {
     #[test]
     fn a_read_that_never_settles_does_not_block_the_new_device() {
         let mut s = SnapshotState::default();
-        let _never = s.begin(1, 30);
+        let _never = s.begin(1, 30, None);
         assert!(!s.due(1, 90, 30), "device 1's own read is in flight");
         // On device 2 a capture is due at once, without a restore.
         assert!(s.due(2, 90, 30));
-        let read = s.begin(2, 90);
+        let read = s.begin(2, 90, None);
         assert!(s.finish(read, Some(vec![3])));
         assert_eq!(s.latest().map(|s| (s.frame, s.generation)), Some((90, 2)));
     }
@@ -171,7 +179,7 @@ mod tests {
     fn captures_are_spaced_and_failures_counted() {
         let mut s = SnapshotState::default();
         assert!(s.due(1, 0, 30));
-        let read = s.begin(1, 0);
+        let read = s.begin(1, 0, None);
         assert!(!s.due(1, 40, 30), "in flight");
         assert!(!s.finish(read, None));
         assert!(!s.due(1, 29, 30));

@@ -2178,3 +2178,138 @@ async fn a_device_rebuilt_after_a_loss_draws_before_animation_frames_come_back()
     assert_eq!(r.status().frame_clock(), "animation-frame");
     r.stop();
 }
+
+/// State kept in a texture (70 texels a row: 280 bytes, padded to 512 in a
+/// copy into a buffer), carried across a loss by a `GpuSnapshot` of the
+/// texture: read back with its rows padded, kept tight, written back by
+/// `restore_texture`.
+struct TextureStateApp {
+    snapshot: webgpu_guard::web::snapshot::GpuSnapshot,
+}
+
+struct TextureState {
+    state: Tracked<web_sys::GpuTexture>,
+}
+
+const STATE_ROWS: (u32, u32, u32) = (70, 5, 4);
+
+fn state_rows() -> webgpu_guard::texel_rows::TexelRows {
+    let (w, h, b) = STATE_ROWS;
+    webgpu_guard::texel_rows::TexelRows::new(w, h, b).unwrap()
+}
+
+/// A pattern of the state's bytes, different for each `seed`.
+fn pattern(seed: u8) -> Vec<u8> {
+    (0..state_rows().tight_len())
+        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+        .collect()
+}
+
+fn write_state(gpu: &GpuContext, texture: &web_sys::GpuTexture, bytes: &[u8]) -> Result<(), Fault> {
+    let rows = state_rows();
+    let layout = web_sys::GpuTexelCopyBufferLayout::new();
+    layout.set_bytes_per_row(rows.tight_row());
+    let extent = web_sys::GpuExtent3dDict::new(rows.width);
+    extent.set_height(rows.height);
+    gpu.device.write_texture(
+        &web_sys::GpuTexelCopyTextureInfo::new(texture),
+        bytes,
+        &layout,
+        &extent,
+    )
+}
+
+impl App for TextureStateApp {
+    type Resources = TextureState;
+
+    async fn build(&self, gpu: &GpuContext) -> Result<TextureState, Fault> {
+        let (w, h, _) = STATE_ROWS;
+        let state = gpu.device.create_texture(&TextureSpec::d2(
+            "state",
+            web_sys::GpuTextureFormat::Rgba8unorm,
+            w,
+            h,
+            TextureUsages::COPY_SRC | TextureUsages::COPY_DST | TextureUsages::TEXTURE_BINDING,
+        ))?;
+        if self.snapshot.restore_texture(gpu, &state)?.is_none() {
+            write_state(gpu, &state, &pattern(1))?;
+        }
+        Ok(TextureState { state })
+    }
+
+    fn frame(&self, gpu: &GpuContext, r: &TextureState, info: &FrameInfo) -> Result<(), Fault> {
+        self.snapshot
+            .capture_texture(gpu, info.number, &r.state, state_rows())?;
+        Ok(())
+    }
+}
+
+/// The state texture's bytes, read back now (rows unpadded).
+async fn read_state(r: &Runtime<TextureStateApp>) -> Vec<u8> {
+    let read = r
+        .with_live(|gpu, res| {
+            let rows = state_rows();
+            let staging = gpu
+                .device
+                .create_buffer(
+                    "state-check",
+                    rows.padded_len(),
+                    BufferUsages::COPY_DST | BufferUsages::MAP_READ,
+                )
+                .unwrap();
+            let encoder = gpu.device.create_command_encoder("state-check").unwrap();
+            let layout = web_sys::GpuTexelCopyBufferInfo::new(&staging);
+            layout.set_bytes_per_row(rows.padded_row());
+            let extent = web_sys::GpuExtent3dDict::new(rows.width);
+            extent.set_height(rows.height);
+            encoder
+                .copy_texture_to_buffer(
+                    &web_sys::GpuTexelCopyTextureInfo::new(&res.state),
+                    &layout,
+                    &extent,
+                )
+                .unwrap();
+            gpu.device.submit(&[encoder.finish().unwrap()]).unwrap();
+            let read = gpu.device.read_buffer(&staging, 0, rows.padded_len());
+            async move {
+                let bytes = read.await.unwrap();
+                drop(staging);
+                bytes
+            }
+        })
+        .expect("a live device");
+    state_rows().strip(&read.await).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn state_in_a_texture_survives_a_loss_through_a_snapshot_of_the_texture() {
+    let app = TextureStateApp {
+        snapshot: webgpu_guard::web::snapshot::GpuSnapshot::new("state", 3),
+    };
+    let snapshot = app.snapshot.clone();
+    let r = Runtime::new(app, canvas_in_page(), RuntimeOptions::default());
+    r.start();
+    wait_until("a first snapshot", || snapshot.taken() >= 1).await;
+    assert_eq!(snapshot.latest().unwrap().bytes, pattern(1));
+    // The state moves on; a later snapshot catches it.
+    let written_at = r.status().frames;
+    r.with_live(|gpu, res| write_state(gpu, &res.state, &pattern(2)).unwrap())
+        .unwrap();
+    wait_until("a snapshot of the new state", || {
+        snapshot.latest().is_some_and(|s| s.frame > written_at + 1)
+    })
+    .await;
+    let latest = snapshot.latest().unwrap();
+    assert_eq!(latest.bytes, pattern(2));
+    assert_eq!(latest.rows, Some(state_rows()));
+    assert_eq!(read_state(&r).await, pattern(2));
+    // A loss: the new device starts from the snapshot, byte for byte.
+    r.inject(webgpu_guard::chaos::Injection::LoseNow).unwrap();
+    wait_until("the rebuilt device", || {
+        let s = r.status();
+        s.state.as_str() == "running" && s.generation == 2
+    })
+    .await;
+    assert_eq!(read_state(&r).await, pattern(2));
+    r.stop();
+}

@@ -1,9 +1,13 @@
 //! State that builds up on the GPU (a simulation stepped by a compute pass, an
 //! accumulation buffer) and must survive a loss. The contract "`build`
 //! recomputes GPU-only data" does not cover it: nothing on the CPU can
-//! recompute it. A [`GpuSnapshot`] reads such a buffer back every N frames and
-//! keeps the last bytes that arrived whole, in the application's state (which a
-//! loss keeps); `build` starts the new device's buffer from them.
+//! recompute it. A [`GpuSnapshot`] reads such a buffer, or a texture
+//! ([`GpuSnapshot::capture_texture`]: the rows padded to 256 bytes in the copy,
+//! kept tight, written back by [`GpuSnapshot::restore_texture`]), back every N
+//! frames in a submit of its own and keeps the last bytes that arrived whole,
+//! in the application's state (which a loss keeps); `build` starts the new
+//! device's buffer or texture from them. [`GpuSnapshot::due`] tells a frame
+//! that a capture is due, for one that must prepare its source first.
 //!
 //! A read that a loss interrupts ends in an `Err` (the readback contract of
 //! [`GuardedDevice::read_buffer`](crate::web::GuardedDevice::read_buffer)) and
@@ -53,19 +57,27 @@
 
 use std::rc::Rc;
 
-use web_sys::GpuBuffer;
+use wasm_bindgen::JsValue;
+use web_sys::{
+    GpuBuffer, GpuExtent3dDict, GpuTexelCopyBufferInfo, GpuTexelCopyBufferLayout,
+    GpuTexelCopyTextureInfo, GpuTexture,
+};
 
 use crate::fault::{Fault, FaultKind};
 use crate::held::Held;
-use crate::usage::BufferUsages;
+use crate::usage::{BufferUsages, TextureUsages};
+use crate::web::encoder::CommandEncoder;
 use crate::web::init::GpuContext;
+use crate::web::js::label_of;
 use crate::web::scope::{Filter, ScopeSet};
+
+pub use crate::texel_rows::TexelRows;
 
 pub use crate::snapshot_state::Snapshot;
 use crate::snapshot_state::SnapshotState;
 
-/// Reads a buffer back every N frames and keeps the last whole copy. Cheap to
-/// clone (clones share the snapshot).
+/// Reads a buffer or a texture back every N frames and keeps the last whole
+/// copy. Cheap to clone (clones share the snapshot).
 #[derive(Clone, Debug)]
 pub struct GpuSnapshot {
     label: String,
@@ -74,8 +86,8 @@ pub struct GpuSnapshot {
 }
 
 impl GpuSnapshot {
-    /// A snapshot of a buffer labelled `label`, taken every `every_frames`
-    /// frames (at least 1).
+    /// A snapshot labelled `label` (its staging buffers too), taken every
+    /// `every_frames` frames (at least 1).
     pub fn new(label: &str, every_frames: u64) -> Self {
         GpuSnapshot {
             label: label.to_string(),
@@ -113,6 +125,16 @@ impl GpuSnapshot {
         self.state.with(|s| s.reading()).unwrap_or(false)
     }
 
+    /// Whether a capture is due at `frame` on `gpu`'s device: `every_frames`
+    /// frames have passed since the last one and no read of this device is in
+    /// flight. [`Self::capture`] asks the same itself; a frame that does extra
+    /// work for a capture (a copy into the snapshot's source) asks first.
+    pub fn due(&self, gpu: &GpuContext, frame: u64) -> bool {
+        self.state
+            .with(|s| s.due(gpu.generation, frame, self.every_frames))
+            .unwrap_or(false)
+    }
+
     /// Call after the frame's submit. When `every_frames` frames have passed
     /// since the last capture and no read is in flight, copies the first `size`
     /// bytes of `source` (a buffer with `COPY_SRC` usage) into a staging buffer
@@ -128,11 +150,7 @@ impl GpuSnapshot {
         source: &GpuBuffer,
         size: u64,
     ) -> Result<bool, Fault> {
-        let due = self
-            .state
-            .with(|s| s.due(gpu.generation, frame, self.every_frames))
-            .unwrap_or(false);
-        if !due {
+        if !self.due(gpu, frame) {
             return Ok(false);
         }
         self.capture_now(gpu, frame, source, size)
@@ -149,34 +167,148 @@ impl GpuSnapshot {
         source: &GpuBuffer,
         size: u64,
     ) -> Result<bool, Fault> {
+        let (usage, bytes) = (
+            number(source, "usage") as u32,
+            number(source, "size") as u64,
+        );
+        let usage = BufferUsages::from_bits(usage);
+        if bytes < size || !usage.contains(BufferUsages::COPY_SRC) {
+            return Err(self.refused(
+                source,
+                &format!(
+                    "the buffer \"{}\" must have COPY_SRC usage and {size} bytes at least (it has {usage:?}, {bytes} bytes)",
+                    label_of(source)
+                ),
+            ));
+        }
+        self.read_back(gpu, frame, size, None, |encoder, staging| {
+            encoder.copy_buffer_to_buffer(source, 0, staging, 0, size)
+        })
+    }
+
+    /// As [`Self::capture`], of a texture: the `rows` of its first mip level
+    /// (layer 0, from texel 0, 0), for state kept in a texture (a simulation
+    /// in storage textures). The rows are copied padded to 256 bytes, as a
+    /// copy into a buffer needs, and kept tight: [`Snapshot::rows`] says their
+    /// shape, and [`Self::restore_texture`] writes them back.
+    #[track_caller]
+    pub fn capture_texture(
+        &self,
+        gpu: &GpuContext,
+        frame: u64,
+        texture: &GpuTexture,
+        rows: TexelRows,
+    ) -> Result<bool, Fault> {
+        if !self.due(gpu, frame) {
+            return Ok(false);
+        }
+        self.capture_texture_now(gpu, frame, texture, rows)
+    }
+
+    /// As [`Self::capture_texture`], now, whatever the count; still not while
+    /// a read is in flight.
+    #[track_caller]
+    pub fn capture_texture_now(
+        &self,
+        gpu: &GpuContext,
+        frame: u64,
+        texture: &GpuTexture,
+        rows: TexelRows,
+    ) -> Result<bool, Fault> {
+        let usage = TextureUsages::from_bits(number(texture, "usage") as u32);
+        let (width, height) = (number(texture, "width"), number(texture, "height"));
+        if !usage.contains(TextureUsages::COPY_SRC)
+            || f64::from(rows.width) > width
+            || f64::from(rows.height) > height
+        {
+            return Err(self.refused(
+                texture,
+                &format!(
+                    "the texture \"{}\" must have COPY_SRC usage and {} x {} texels at least (it has {usage:?}, {width} x {height})",
+                    label_of(texture),
+                    rows.width,
+                    rows.height
+                ),
+            ));
+        }
+        self.read_back(
+            gpu,
+            frame,
+            rows.padded_len(),
+            Some(rows),
+            |encoder, staging| {
+                let layout = GpuTexelCopyBufferInfo::new(staging);
+                layout.set_bytes_per_row(rows.padded_row());
+                layout.set_rows_per_image(rows.height);
+                let extent = GpuExtent3dDict::new(rows.width);
+                extent.set_height(rows.height);
+                encoder.copy_texture_to_buffer(
+                    &GpuTexelCopyTextureInfo::new(texture),
+                    &layout,
+                    &extent,
+                )
+            },
+        )
+    }
+
+    /// For `build` on a new device: the last snapshot of a texture, written
+    /// into `texture` (its rows tight, as `writeTexture` takes them), and
+    /// returned; `Ok(None)` when there is none yet (the texture keeps what
+    /// `build` put there). From now on a read of an older device is discarded
+    /// (see [`Self::restore`]). `Err` when the snapshot is a buffer's, or the
+    /// write is refused.
+    #[track_caller]
+    pub fn restore_texture(
+        &self,
+        gpu: &GpuContext,
+        texture: &GpuTexture,
+    ) -> Result<Option<Snapshot>, Fault> {
+        let Some(snapshot) = self.restore(gpu) else {
+            return Ok(None);
+        };
+        let Some(rows) = snapshot.rows else {
+            return Err(self.refused(texture, "the last snapshot is a buffer's, not a texture's"));
+        };
+        let layout = GpuTexelCopyBufferLayout::new();
+        layout.set_bytes_per_row(rows.tight_row());
+        layout.set_rows_per_image(rows.height);
+        let extent = GpuExtent3dDict::new(rows.width);
+        extent.set_height(rows.height);
+        gpu.device.write_texture(
+            &GpuTexelCopyTextureInfo::new(texture),
+            &snapshot.bytes,
+            &layout,
+            &extent,
+        )?;
+        Ok(Some(snapshot))
+    }
+
+    /// The fault of a capture or a restore this snapshot refused, on `object`.
+    fn refused(&self, object: &JsValue, why: &str) -> Fault {
+        Fault::new(
+            FaultKind::Exception,
+            format!("snapshot \"{}\": {why}", self.label),
+        )
+        .on_object(label_of(object))
+    }
+
+    /// Copies `size` bytes into a staging buffer with `copy`, in a submit and
+    /// a validation scope of their own, and reads them back (stripping the
+    /// padding of `rows`); they become the snapshot once they arrive whole.
+    fn read_back(
+        &self,
+        gpu: &GpuContext,
+        frame: u64,
+        size: u64,
+        rows: Option<TexelRows>,
+        copy: impl FnOnce(&CommandEncoder, &GpuBuffer) -> Result<(), Fault>,
+    ) -> Result<bool, Fault> {
         // Read, then set once the copy is submitted: nothing is lent while
         // the device's calls (and the fault sink they may report to) run.
         if self.state.with(|s| s.free(gpu.generation)) != Some(true) {
             return Ok(false);
         }
         let device = &gpu.device;
-        // Read without trusting the value's type (its own getters throw on
-        // a value of another shape): what is not a buffer fails the check.
-        let number = |key: &str| {
-            js_sys::Reflect::get(source, &key.into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        };
-        let (source_usage, source_size) = (number("usage") as u32, number("size") as u64);
-        let source_label = crate::web::js::label_of(source);
-        let usage = BufferUsages::from_bits(source_usage);
-        if source_size < size || !usage.contains(BufferUsages::COPY_SRC) {
-            return Err(Fault::new(
-                FaultKind::Exception,
-                format!(
-                    "snapshot \"{}\": the buffer \"{}\" must have COPY_SRC usage and {size} bytes at least (it has {usage:?}, {} bytes)",
-                    self.label,
-                    source_label, source_size
-                ),
-            )
-            .on_object(source_label));
-        }
         let label = format!("{}-snapshot", self.label);
         let staging = device.create_buffer(
             &label,
@@ -188,12 +320,12 @@ impl GpuSnapshot {
         let scope = ScopeSet::push(device, &[Filter::Validation]);
         let copied = (|| {
             let encoder = device.create_command_encoder(&label)?;
-            encoder.copy_buffer_to_buffer(source, 0, &staging, 0, size)?;
+            copy(&encoder, &staging)?;
             device.submit(&[encoder.finish()?])
         })();
         let checked = scope.close();
         copied?;
-        let Some(started) = self.state.with(|s| s.begin(gpu.generation, frame)) else {
+        let Some(started) = self.state.with(|s| s.begin(gpu.generation, frame, rows)) else {
             return Ok(false);
         };
         let read = device.read_buffer(&staging, 0, size);
@@ -206,12 +338,25 @@ impl GpuSnapshot {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
+            let bytes = outcome.ok().filter(|_| clean).and_then(|bytes| match rows {
+                Some(rows) => rows.strip(&bytes),
+                None => Some(bytes),
+            });
             // A read of a device torn down meanwhile is discarded (see
             // `SnapshotState`): `build` may have started from the last one.
             shared.with(|state| {
-                state.finish(started, outcome.ok().filter(|_| clean));
+                state.finish(started, bytes);
             });
         });
         Ok(true)
     }
+}
+
+/// The number property `key` of `object`, read without trusting its type (its
+/// own getters throw on a value of another shape): 0 when absent.
+fn number(object: &JsValue, key: &str) -> f64 {
+    js_sys::Reflect::get(object, &key.into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0)
 }
