@@ -88,47 +88,21 @@ fn main() {
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
-pub mod backoff;
-pub mod canvas_size;
+// The part that needs no browser: the `webgpu-guard-core` crate, its modules
+// here under their old names (what users name keeps its path).
 #[cfg(feature = "fault-injection")]
-pub mod chaos;
-pub mod fault;
+pub use webgpu_guard_core::chaos;
+pub use webgpu_guard_core::{
+    backoff, canvas_size, fault, frame_sampling, ledger, payload, sanitize, shader_diag,
+    snapshot_state, supervisor, telemetry, texel_rows, usage,
+};
 #[doc(hidden)]
-pub mod fault_log;
-#[doc(hidden)]
-pub mod formats;
-pub mod frame_sampling;
-pub(crate) mod held;
-pub mod ledger;
-#[doc(hidden)]
-pub mod oneshot;
-pub mod payload;
-#[doc(hidden)]
-pub mod rate_limit;
-pub mod sanitize;
-pub mod shader_diag;
-pub mod snapshot_state;
-mod str_search;
-pub mod supervisor;
-pub mod telemetry;
-pub mod texel_rows;
-mod text_width;
-pub mod usage;
+pub use webgpu_guard_core::{
+    fault_log, formats, held, oneshot, rate_limit, str_search, text_width,
+};
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
-
-/// A seeded uniform generator in [0, 1) for the host tests' random sequences.
-#[cfg(test)]
-pub(crate) fn test_uniform(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) as f64 / (1u64 << 31) as f64
-    }
-}
 
 pub use fault::{CallSite, Fault, FaultKind, FaultRecord, Origin};
 

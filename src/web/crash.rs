@@ -26,8 +26,6 @@ use crate::web::abandon::Context;
 extern "C" {
     fn guard_call(f: &mut dyn FnMut()) -> JsValue;
     fn is_trap(e: &JsValue) -> bool;
-    /// See [`crate::web::js::describe`].
-    pub(crate) fn describe_value(e: &JsValue) -> String;
 }
 
 static CRASHED: AtomicBool = AtomicBool::new(false);

@@ -71,6 +71,7 @@ impl GuardedDevice {
     /// Wraps `device`, sharing `context` (ledger, level, frame, net) with earlier
     /// devices.
     pub fn with_context(device: GpuDevice, context: Guard) -> Self {
+        crate::web::js::install_describer();
         GuardedDevice {
             inner: Rc::new(Inner {
                 handle: DeviceHandle::new(device, context),

@@ -259,6 +259,7 @@ impl FaultSink {
     /// [`crate::web::Guard::set_frame`]): errors held during a storm are
     /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
+        crate::web::js::install_describer();
         let outgoing = Rc::new(Held::default());
         let log = FaultLog::new(Box::new(Deferring(outgoing.clone())));
         let shared = Shared {

@@ -33,6 +33,7 @@ impl Default for InitOptions {
 
 /// `navigator.gpu`, or [`InitFailure::NoWebGpu`].
 pub fn navigator_gpu() -> Result<web_sys::Gpu, InitFailure> {
+    crate::web::js::install_describer();
     let window = web_sys::window().ok_or(InitFailure::NoWebGpu)?;
     let navigator = window.navigator();
     let gpu = js_sys::Reflect::get(&navigator, &JsValue::from_str("gpu"))

@@ -1,22 +1,25 @@
 //! Small helpers for JavaScript values.
 
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
-
-use crate::fault::{Fault, FaultKind};
 
 /// The text of a thrown JavaScript value: `name: message` for errors, the string
 /// itself for strings, else its string form. Never throws, whatever the value
 /// (a revoked `Proxy`, getters or a `toString` that throw: what cannot be read
 /// reads as `?` or says so).
 pub fn describe(value: &JsValue) -> String {
-    crate::web::crash::describe_value(value)
+    describe_value(value)
 }
 
-impl From<JsValue> for Fault {
-    /// A JavaScript exception becomes a [`FaultKind::Exception`] fault.
-    fn from(value: JsValue) -> Self {
-        Fault::new(FaultKind::Exception, describe(&value))
-    }
+#[wasm_bindgen(module = "/src/web/crash.js")]
+extern "C" {
+    fn describe_value(e: &JsValue) -> String;
+}
+
+/// Makes `Fault::from(JsValue)` (and `?` on a web-sys call) describe what was
+/// thrown as [`describe`] does (the conversion lives in the core crate).
+pub(crate) fn install_describer() {
+    webgpu_guard_core::js_value::set_describer(describe);
 }
 
 /// Wraps a value as the element type of web-sys's typed nullable sequences.

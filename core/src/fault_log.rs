@@ -3,7 +3,7 @@
 //! counted by kind, rendered by one formatter ([`Fault`]'s `Display`), written
 //! through one rate limiter and sent to telemetry grouped by its sanitised label.
 //!
-//! The browser layer ([`crate::web::faults`]) only adds the clock and the console.
+//! The browser layer (`webgpu_guard::web::faults`) only adds the clock and the console.
 
 use std::collections::VecDeque;
 

@@ -9,7 +9,7 @@
 
 /// The byte index of the first `needle` in `haystack`, or `None`. An empty
 /// needle is found at 0.
-pub(crate) fn find(haystack: &str, needle: &str) -> Option<usize> {
+pub fn find(haystack: &str, needle: &str) -> Option<usize> {
     let (hay, pin) = (haystack.as_bytes(), needle.as_bytes());
     if pin.is_empty() {
         return Some(0);
@@ -19,40 +19,40 @@ pub(crate) fn find(haystack: &str, needle: &str) -> Option<usize> {
 }
 
 /// Whether `needle` occurs in `haystack`.
-pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
+pub fn contains(haystack: &str, needle: &str) -> bool {
     find(haystack, needle).is_some()
 }
 
 /// `text[start..end]`, or `""` when the range is reversed, out of bounds or
 /// not on character boundaries.
-pub(crate) fn part(text: &str, start: usize, end: usize) -> &str {
+pub fn part(text: &str, start: usize, end: usize) -> &str {
     text.get(start..end).unwrap_or("")
 }
 
 /// `text[start..]`, or `""` when `start` is past the end or inside a character.
-pub(crate) fn from(text: &str, start: usize) -> &str {
+pub fn from(text: &str, start: usize) -> &str {
     text.get(start..).unwrap_or("")
 }
 
 /// The byte index of the first `byte` (an ASCII character) in `text`: a byte
 /// scan, where a `char` pattern would link the standard library's searcher.
-pub(crate) fn find_byte(text: &str, byte: u8) -> Option<usize> {
+pub fn find_byte(text: &str, byte: u8) -> Option<usize> {
     text.bytes().position(|b| b == byte)
 }
 
 /// The byte index of the last `byte` (an ASCII character) in `text`.
-pub(crate) fn rfind_byte(text: &str, byte: u8) -> Option<usize> {
+pub fn rfind_byte(text: &str, byte: u8) -> Option<usize> {
     text.bytes().rposition(|b| b == byte)
 }
 
 /// How many times `byte` (an ASCII character) occurs in `text`.
-pub(crate) fn count_byte(text: &str, byte: u8) -> usize {
+pub fn count_byte(text: &str, byte: u8) -> usize {
     text.bytes().filter(|&b| b == byte).count()
 }
 
 /// The text before the first `byte` (an ASCII character), and the text after
 /// it (`None` when there is none).
-pub(crate) fn split_at_byte(text: &str, byte: u8) -> (&str, Option<&str>) {
+pub fn split_at_byte(text: &str, byte: u8) -> (&str, Option<&str>) {
     match find_byte(text, byte) {
         Some(at) => (part(text, 0, at), Some(from(text, at + 1))),
         None => (text, None),
@@ -60,14 +60,14 @@ pub(crate) fn split_at_byte(text: &str, byte: u8) -> (&str, Option<&str>) {
 }
 
 /// The first line of `text`, without its line break (`\n` or `\r\n`).
-pub(crate) fn first_line(text: &str) -> &str {
+pub fn first_line(text: &str) -> &str {
     let line = split_at_byte(text, b'\n').0;
     line.strip_suffix('\r').unwrap_or(line)
 }
 
 /// The number `digits` writes in ASCII digits (at least one, nothing else),
 /// or `None`, also past `u32::MAX`.
-pub(crate) fn number(digits: &str) -> Option<u32> {
+pub fn number(digits: &str) -> Option<u32> {
     if digits.is_empty() {
         return None;
     }

@@ -2,7 +2,7 @@
 //! and seeded random sequences of injections (the same seed gives the same
 //! sequence, on any machine), for soak tests and for `gpuChaos(seed, count)`.
 //!
-//! The browser side ([`crate::web::inject`]) carries injections out.
+//! The browser side (`webgpu_guard::web::inject`) carries injections out.
 
 use std::fmt;
 
@@ -201,7 +201,7 @@ impl fmt::Display for Injection {
 /// same sequence everywhere).
 ///
 /// ```
-/// use webgpu_guard::chaos::{ChaosPlan, Injection};
+/// use webgpu_guard_core::chaos::{ChaosPlan, Injection};
 /// let steps: Vec<Injection> = ChaosPlan::new(2026, 30).take(3).collect();
 /// assert_eq!(steps, ChaosPlan::new(2026, 30).take(3).collect::<Vec<_>>());
 /// assert_eq!(Injection::parse(&steps[0].to_string()), Ok(steps[0]));

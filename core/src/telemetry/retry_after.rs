@@ -6,7 +6,7 @@
 /// delay.
 ///
 /// ```
-/// use webgpu_guard::telemetry::retry_after::delay_ms;
+/// use webgpu_guard_core::telemetry::retry_after::delay_ms;
 /// assert_eq!(delay_ms("120", 0.0), Some(120_000));
 /// let now = 784_111_777_000.0; // Sun, 06 Nov 1994 08:49:37 GMT
 /// assert_eq!(delay_ms("Sun, 06 Nov 1994 08:49:47 GMT", now), Some(10_000));

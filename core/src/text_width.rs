@@ -156,7 +156,7 @@ fn char_columns(c: char) -> usize {
 }
 
 /// Columns of `text`.
-pub(crate) fn columns(text: &str) -> usize {
+pub fn columns(text: &str) -> usize {
     let mut total = 0;
     let mut previous: Option<char> = None;
     for c in text.chars() {

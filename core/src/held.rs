@@ -32,12 +32,12 @@ thread_local! {
 
 /// Stops every check (after a crash, when a trap may have struck inside a
 /// lend and nothing of the module's state can be trusted).
-pub(crate) fn stop_checking() {
+pub fn stop_checking() {
     CHECKING.with(|c| c.set(false));
 }
 
 /// A value of the runtime, lent to one closure at a time.
-pub(crate) struct Held<T>(RefCell<T>);
+pub struct Held<T>(RefCell<T>);
 
 impl<T> std::fmt::Debug for Held<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -57,14 +57,14 @@ impl<T: Default> Default for Held<T> {
 
 impl<T> Held<T> {
     /// Holds `value`.
-    pub(crate) fn new(value: T) -> Self {
+    pub fn new(value: T) -> Self {
         Held(RefCell::new(value))
     }
 
     /// Lends the value to `f`; `None` (the bug recorded with the caller's
     /// place) when it is lent already.
     #[track_caller]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
         let place = Location::caller();
         let Ok(mut value) = self.0.try_borrow_mut() else {
             record(
@@ -81,7 +81,7 @@ impl<T> Held<T> {
 
     /// Replaces the value, returning the old one.
     #[track_caller]
-    pub(crate) fn replace(&self, value: T) -> Option<T> {
+    pub fn replace(&self, value: T) -> Option<T> {
         self.with(|held| std::mem::replace(held, value))
     }
 }
@@ -89,7 +89,7 @@ impl<T> Held<T> {
 impl<T: Default> Held<T> {
     /// Takes the value, leaving the default.
     #[track_caller]
-    pub(crate) fn take(&self) -> Option<T> {
+    pub fn take(&self) -> Option<T> {
         self.with(std::mem::take)
     }
 }
@@ -97,7 +97,7 @@ impl<T: Default> Held<T> {
 impl<T: Clone> Held<T> {
     /// A copy of the value.
     #[track_caller]
-    pub(crate) fn get(&self) -> Option<T> {
+    pub fn get(&self) -> Option<T> {
         self.with(|held| held.clone())
     }
 }
@@ -105,7 +105,7 @@ impl<T: Clone> Held<T> {
 /// Checks, before code the library does not own runs, that nothing of the
 /// runtime is lent; records the bug with the caller's place otherwise.
 #[track_caller]
-pub(crate) fn foreign() {
+pub fn foreign() {
     if LENT.with(Cell::get) > 0 {
         record(
             Location::caller(),
@@ -137,7 +137,7 @@ fn record(place: &'static Location<'static>, what: &str) {
 }
 
 /// The bugs recorded since the last call, each place once.
-pub(crate) fn take_bugs() -> Vec<String> {
+pub fn take_bugs() -> Vec<String> {
     BUGS.with(|bugs| {
         bugs.try_borrow_mut()
             .map(|mut b| std::mem::take(&mut b.0))
@@ -146,7 +146,7 @@ pub(crate) fn take_bugs() -> Vec<String> {
 }
 
 /// Bugs recorded so far (every occurrence).
-pub(crate) fn bug_count() -> u32 {
+pub fn bug_count() -> u32 {
     BUG_COUNT.with(Cell::get)
 }
 

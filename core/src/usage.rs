@@ -5,7 +5,7 @@
 //! gives the number WebGPU (and `web-sys`) takes.
 //!
 //! ```
-//! use webgpu_guard::usage::{BufferUsages, TextureUsages};
+//! use webgpu_guard_core::usage::{BufferUsages, TextureUsages};
 //! let uniform = BufferUsages::UNIFORM | BufferUsages::COPY_DST;
 //! assert_eq!(uniform.bits(), 0x48);
 //! assert!(uniform.contains(BufferUsages::COPY_DST));
@@ -149,7 +149,7 @@ flag_set!(
 );
 
 flag_set!(
-    /// `GPUMapMode` flags (what [`crate::web::GuardedDevice::map_async`] maps for).
+    /// `GPUMapMode` flags (what `webgpu_guard::web::GuardedDevice::map_async` maps for).
     MapModes, {
         /// `READ`.
         READ = 0x1,

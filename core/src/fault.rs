@@ -124,7 +124,7 @@ pub struct Origin {
 /// [`Fault::into_record`], or one with `std::mem::take(&mut fault.message)`.
 ///
 /// ```
-/// use webgpu_guard::{Fault, FaultKind, FaultRecord};
+/// use webgpu_guard_core::{Fault, FaultKind, FaultRecord};
 /// let fault = Fault::new(FaultKind::Validation, "Offset (3) is not a multiple of 4.")
 ///     .in_phase("upload")
 ///     .on_object("vertices");
@@ -230,7 +230,8 @@ impl Fault {
     /// The fault again, with its related faults, not marked reported (a
     /// fault handed back to the caller after it was reported).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub(crate) fn unreported(mut self) -> Self {
+    #[doc(hidden)]
+    pub fn unreported(mut self) -> Self {
         self.clear_reported();
         self
     }

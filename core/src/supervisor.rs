@@ -1,5 +1,5 @@
 //! The device-loss supervisor: a pure state machine that takes every decision
-//! about start, stop, loss and retry. The browser layer ([`crate::web::runtime`])
+//! about start, stop, loss and retry. The browser layer (`webgpu_guard::web::runtime`)
 //! reports [`Event`]s and carries out the [`Command`]s it gets back, nothing else.
 //!
 //! * `start` is idempotent; `stop` wins over everything pending (the timer is
@@ -559,7 +559,7 @@ impl Default for SupervisorOptions {
 /// say "an attempt is in flight" while the state says "running".
 ///
 /// ```
-/// use webgpu_guard::supervisor::{Command, Event, LossReason, Supervisor};
+/// use webgpu_guard_core::supervisor::{Command, Event, LossReason, Supervisor};
 /// let mut s = Supervisor::default();
 /// assert_eq!(s.handle(Event::Start)[0], Command::BeginInit { attempt: 1 });
 /// assert_eq!(s.handle(Event::DeviceCreated { attempt: 1 }), vec![Command::Adopt { attempt: 1, generation: 1 }]);
