@@ -9,13 +9,7 @@ export function try_finish(o) { return o.finish(); }
 export function try_begin_compute_pass(o, desc) { return o.beginComputePass(desc); }
 export function try_clear_buffer(o, buffer) { return o.clearBuffer(buffer); }
 export function try_copy_buffer_to_buffer(o, source, source_offset, destination, destination_offset, size) { return o.copyBufferToBuffer(source, source_offset, destination, destination_offset, size); }
-export function try_set_render_pipeline(o, pipeline) { return o.setPipeline(pipeline); }
-export function try_set_render_bind_group(o, index, group) { return o.setBindGroup(index, group); }
-export function try_set_vertex_buffer(o, slot, buffer, offset) { return o.setVertexBuffer(slot, buffer, offset); }
-export function try_set_index_buffer(o, buffer, format, offset) { return o.setIndexBuffer(buffer, format, offset); }
 export function try_set_viewport(o, x, y, width, height, min_depth, max_depth) { return o.setViewport(x, y, width, height, min_depth, max_depth); }
-export function try_draw(o, vertex_count, instance_count, first_vertex, first_instance) { return o.draw(vertex_count, instance_count, first_vertex, first_instance); }
-export function try_draw_indexed(o, index_count, instance_count, first_index, base_vertex, first_instance) { return o.drawIndexed(index_count, instance_count, first_index, base_vertex, first_instance); }
 export function try_end_render_pass(o) { return o.end(); }
 export function try_set_compute_pipeline(o, pipeline) { return o.setPipeline(pipeline); }
 export function try_set_compute_bind_group(o, index, group) { return o.setBindGroup(index, group); }

@@ -10,7 +10,7 @@ use web_sys::{
     GpuBindGroup, GpuBindGroupDescriptor, GpuBuffer, GpuCommandBuffer, GpuCommandEncoder,
     GpuCommandEncoderDescriptor, GpuComputePassDescriptor, GpuComputePassEncoder,
     GpuComputePipeline, GpuDevice, GpuPipelineLayout, GpuPipelineLayoutDescriptor, GpuQueue,
-    GpuRenderPassEncoder, GpuRenderPipeline, GpuSampler, GpuSamplerDescriptor, GpuShaderModule,
+    GpuRenderPassEncoder, GpuSampler, GpuSamplerDescriptor, GpuShaderModule,
     GpuShaderModuleDescriptor,
 };
 
@@ -75,35 +75,6 @@ extern "C" {
     ) -> Result<(), JsValue>;
 
     #[wasm_bindgen(catch)]
-    pub(crate) fn try_set_render_pipeline(
-        this: &GpuRenderPassEncoder,
-        pipeline: &GpuRenderPipeline,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
-    pub(crate) fn try_set_render_bind_group(
-        this: &GpuRenderPassEncoder,
-        index: u32,
-        group: Option<&GpuBindGroup>,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
-    pub(crate) fn try_set_vertex_buffer(
-        this: &GpuRenderPassEncoder,
-        slot: u32,
-        buffer: Option<&GpuBuffer>,
-        offset: f64,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
-    pub(crate) fn try_set_index_buffer(
-        this: &GpuRenderPassEncoder,
-        buffer: &GpuBuffer,
-        format: &str,
-        offset: f64,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
     pub(crate) fn try_set_viewport(
         this: &GpuRenderPassEncoder,
         x: f32,
@@ -112,25 +83,6 @@ extern "C" {
         height: f32,
         min_depth: f32,
         max_depth: f32,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
-    pub(crate) fn try_draw(
-        this: &GpuRenderPassEncoder,
-        vertex_count: u32,
-        instance_count: u32,
-        first_vertex: u32,
-        first_instance: u32,
-    ) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(catch)]
-    pub(crate) fn try_draw_indexed(
-        this: &GpuRenderPassEncoder,
-        index_count: u32,
-        instance_count: u32,
-        first_index: u32,
-        base_vertex: i32,
-        first_instance: u32,
     ) -> Result<(), JsValue>;
 
     #[wasm_bindgen(catch)]
