@@ -1,4 +1,4 @@
-// The JavaScript half of src/web/catching.rs.
+// The JavaScript half of src/web/bindings.rs.
 export function try_create_bind_group(o, desc) { return o.createBindGroup(desc); }
 export function try_create_pipeline_layout(o, desc) { return o.createPipelineLayout(desc); }
 export function try_create_sampler(o, desc) { return o.createSampler(desc); }
