@@ -705,7 +705,14 @@ impl GuardedDevice {
     }
 
     /// `queue.copyExternalImageToTexture(source, destination, size)`: an image,
-    /// a canvas or a video frame into a texture.
+    /// a canvas or a video frame into a texture. The destination needs
+    /// `COPY_DST | RENDER_ATTACHMENT` usage. The sources engines take differ:
+    /// Firefox refuses `ImageData` (take an `ImageBitmap` or a canvas there);
+    /// list the web-sys features of the source you name
+    /// (`GpuCopyExternalImageSourceInfo`, `GpuCopyExternalImageDestInfo`,
+    /// `GpuExtent3dDict`, and `HtmlCanvasElement`, `ImageBitmap`...). A source
+    /// that lives on the GPU (a canvas) does not survive a GPU-process crash:
+    /// see [`App`](crate::web::App).
     #[track_caller]
     pub fn copy_external_image_to_texture(
         &self,

@@ -228,6 +228,8 @@ struct Shared {
     refused_sends: Cell<u64>,
     /// Errors replaced sinks gave up.
     telemetry_dropped: Cell<u64>,
+    /// Events the log handed on while no telemetry sink was set.
+    unsent: Cell<u64>,
     /// Held-back reports the application's sink refused.
     refused_held: Cell<u64>,
     frame: Rc<Cell<u64>>,
@@ -271,6 +273,7 @@ impl FaultSink {
             delivering: Cell::new(false),
             refused_sends: Cell::new(0),
             telemetry_dropped: Cell::new(0),
+            unsent: Cell::new(0),
             refused_held: Cell::new(0),
             frame,
             reentrant_failures: Cell::new(0),
@@ -375,7 +378,13 @@ impl FaultSink {
         }
         while let Some(batch) = self.shared.outgoing.take().filter(|b| !b.is_empty()) {
             let Some(Some(sink)) = self.shared.telemetry.get() else {
-                break;
+                // No sink: nothing was sent (not counted as sent).
+                let sends = batch
+                    .iter()
+                    .filter(|d| matches!(d, Delivery::Send(_)))
+                    .count() as u64;
+                self.shared.unsent.set(self.shared.unsent.get() + sends);
+                continue;
             };
             for delivery in batch {
                 match delivery {
@@ -471,7 +480,9 @@ impl FaultSink {
         let mut stats = self.with_log(|l| l.stats()).unwrap_or_default();
         // Sends the log counted, refused by the application's sink after it.
         let refused = self.shared.refused_sends.get();
-        stats.telemetry_sent = stats.telemetry_sent.saturating_sub(refused);
+        stats.telemetry_sent = stats
+            .telemetry_sent
+            .saturating_sub(refused + self.shared.unsent.get());
         stats.sink_failures += refused + self.shared.refused_held.get();
         stats.handler_failures += self.shared.reentrant_failures.get();
         stats.handler_us = self.shared.handler_us.get() as u64;

@@ -25,8 +25,12 @@
 //! });
 //! ```
 //!
-//! For state that must survive a loss, [`crate::web::snapshot::GpuSnapshot`]
-//! does this every N frames.
+//! `spawn_local` is `wasm-bindgen-futures`' (list it, at the version this
+//! crate uses). A staging buffer whose read is still pending cannot be copied
+//! into again (a validation error: it is mapped, or about to be): keep a flag
+//! in the application's state and skip the copy while a read is in flight, or
+//! use a staging buffer per read. For state that must survive a loss,
+//! [`crate::web::snapshot::GpuSnapshot`] does all this every N frames.
 
 use web_sys::GpuBuffer;
 

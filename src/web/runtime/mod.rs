@@ -63,6 +63,13 @@ pub use status::{InitTimings, Status};
 /// its last copy (`examples/flock`). Keep in `Resources` every buffer and
 /// texture a bind group or a view still uses: a [`Tracked`](crate::web::Tracked)
 /// object destroys its GPU object when dropped.
+///
+/// State in `Self` must live on the CPU. A 2D canvas, an `OffscreenCanvas` or
+/// an `ImageBitmap` kept there as the source of an upload lives on the GPU in
+/// Chromium, and a GPU-process crash wipes it (the upload is then black):
+/// keep the bytes (`ImageData`'s, a decoded file's) or redraw the source in
+/// `build`. `matarGPU()` destroys the WebGPU device only and cannot show this:
+/// try a real crash (`chrome://gpucrash`, or CDP's `Browser.crashGpuProcess`).
 pub trait App: 'static {
     /// Every GPU object the application needs; dropped (and so released) on loss.
     type Resources: 'static;
