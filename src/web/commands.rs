@@ -682,12 +682,16 @@ impl GuardedDevice {
     /// features to list: `GpuTexelCopyTextureInfo`, `GpuTexelCopyBufferLayout`,
     /// `GpuExtent3dDict`.
     ///
-    /// ```ignore
+    /// ```no_run
+    /// # use web_sys::{GpuExtent3dDict, GpuTexelCopyBufferLayout, GpuTexelCopyTextureInfo};
+    /// # fn upload(device: &webgpu_guard::web::GuardedDevice, texture: &web_sys::GpuTexture,
+    /// #           rgba: &[u8], width: u32, height: u32) -> Result<(), webgpu_guard::Fault> {
     /// let layout = GpuTexelCopyBufferLayout::new();
     /// layout.set_bytes_per_row(width * 4); // RGBA8
     /// let size = GpuExtent3dDict::new(width);
     /// size.set_height(height);
-    /// device.write_texture(&GpuTexelCopyTextureInfo::new(&texture), &rgba, &layout, &size)?;
+    /// device.write_texture(&GpuTexelCopyTextureInfo::new(texture), rgba, &layout, &size)?;
+    /// # Ok(()) }
     /// ```
     #[track_caller]
     pub fn write_texture(

@@ -12,17 +12,26 @@
 //! hand one to `wasm_bindgen_futures::spawn_local` and keep what it reads in
 //! the application's state:
 //!
-//! ```ignore
-//! let encoder = gpu.device.create_command_encoder("readback")?;
-//! encoder.copy_buffer_to_buffer(&r.results, 0, &r.staging, 0, 16)?;
-//! gpu.device.submit(&[encoder.finish()?])?;
-//! let read = gpu.device.read_buffer(&r.staging, 0, 16);
-//! let into = self.last_read.clone(); // Rc<RefCell<Option<Vec<u8>>>>
-//! wasm_bindgen_futures::spawn_local(async move {
-//!     if let Ok(bytes) = read.await {
-//!         *into.borrow_mut() = Some(bytes);
-//!     } // an Err was a loss or a destroyed buffer: nothing to read
-//! });
+//! ```no_run
+//! # use std::{cell::RefCell, rc::Rc};
+//! # use webgpu_guard::prelude::*;
+//! # struct Resources { results: Tracked<web_sys::GpuBuffer>, staging: Tracked<web_sys::GpuBuffer> }
+//! # struct Reduce { last_read: Rc<RefCell<Option<Vec<u8>>>> }
+//! # impl Reduce {
+//! fn read_back(&self, gpu: &GpuContext, r: &Resources) -> Result<(), Fault> {
+//!     let encoder = gpu.device.create_command_encoder("readback")?;
+//!     encoder.copy_buffer_to_buffer(&r.results, 0, &r.staging, 0, 16)?;
+//!     gpu.device.submit(&[encoder.finish()?])?;
+//!     let read = gpu.device.read_buffer(&r.staging, 0, 16);
+//!     let into = self.last_read.clone();
+//!     wasm_bindgen_futures::spawn_local(async move {
+//!         if let Ok(bytes) = read.await {
+//!             *into.borrow_mut() = Some(bytes);
+//!         } // an Err was a loss or a destroyed buffer: nothing to read
+//!     });
+//!     Ok(())
+//! }
+//! # }
 //! ```
 //!
 //! `spawn_local` is `wasm-bindgen-futures`' (list it, at the version this

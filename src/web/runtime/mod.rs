@@ -99,12 +99,22 @@ pub trait App: 'static {
     /// rest), borrowed for the frame only (the frame's number and time are in
     /// [`FrameInfo`], no need to count them):
     ///
-    /// ```ignore
-    /// struct Spin { angle: Cell<f32> }
-    /// fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
-    ///     self.angle.set(self.angle.get() + 0.01); // the state a loss keeps
-    ///     // ... write it to a uniform buffer of `r`, record, submit
-    ///     # Ok(())
+    /// ```no_run
+    /// # use std::cell::Cell;
+    /// # use webgpu_guard::prelude::*;
+    /// struct Spin {
+    ///     angle: Cell<f32>,
+    /// }
+    /// # struct Resources;
+    /// impl App for Spin {
+    ///     # type Resources = Resources;
+    ///     # async fn build(&self, _: &GpuContext) -> Result<Resources, Fault> { Ok(Resources) }
+    ///     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+    ///         self.angle.set(self.angle.get() + 0.01); // the state a loss keeps
+    ///         // ... write it to a uniform buffer of `r`, record, submit
+    ///         # let _ = (gpu, r, info);
+    ///         Ok(())
+    ///     }
     /// }
     /// ```
     fn frame(
