@@ -13,6 +13,32 @@ use webgpu_guard_demo::math;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Whether `e` is chromedriver's "timed out receiving message from renderer":
+/// the page's renderer was busy for 10 s (a GPU process starting again on a
+/// loaded machine), which is no answer about the page.
+fn renderer_busy(e: &thirtyfour::error::WebDriverError) -> bool {
+    e.to_string()
+        .contains("Timed out receiving message from renderer")
+}
+
+/// `call` again while the renderer was only busy (see [`renderer_busy`]), for
+/// 120 s at most: a loaded machine makes a page slow, not wrong.
+async fn patiently<T, F, Fut>(mut call: F) -> WebDriverResult<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = WebDriverResult<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        match call().await {
+            Err(e) if renderer_busy(&e) && Instant::now() < deadline => {
+                eprintln!("the renderer was busy for 10 s (a loaded machine): asking again");
+            }
+            answer => return answer,
+        }
+    }
+}
+
 /// Fields drop in order: the browser and chromedriver first, so an unfinished
 /// session never blocks on them.
 struct Session {
@@ -94,7 +120,7 @@ impl Session {
     }
 
     async fn eval(&self, script: &str) -> WebDriverResult<Value> {
-        Ok(self.driver.execute(script, vec![]).await?.json().clone())
+        patiently(|| async { Ok(self.driver.execute(script, vec![]).await?.json().clone()) }).await
     }
 
     async fn status(&self) -> WebDriverResult<Value> {
@@ -179,12 +205,14 @@ impl Session {
 
     /// An element's pixels, from a screenshot.
     async fn element_image(&self, id: &str) -> Result<Image, Box<dyn std::error::Error>> {
-        let png_bytes = self
-            .driver
-            .find(By::Id(id))
-            .await?
-            .screenshot_as_png()
-            .await?;
+        let png_bytes = patiently(|| async {
+            self.driver
+                .find(By::Id(id))
+                .await?
+                .screenshot_as_png()
+                .await
+        })
+        .await?;
         let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
         let mut reader = decoder.read_info()?;
         let mut buf = vec![0; reader.output_buffer_size()];

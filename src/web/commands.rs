@@ -191,7 +191,7 @@ extern "C" {
         destination: &GpuCopyExternalImageDestInfo,
         size: &GpuExtent3dDict,
     ) -> Result<(), JsValue>;
-    fn try_on_submitted_work_done(o: &JsValue) -> js_sys::Promise;
+    pub(crate) fn try_on_submitted_work_done(o: &JsValue) -> js_sys::Promise;
     pub(crate) fn try_map_async(o: &JsValue, mode: u32, offset: f64, size: f64) -> js_sys::Promise;
     #[wasm_bindgen(catch)]
     pub(crate) fn try_get_mapped_range(

@@ -13,7 +13,7 @@ use crate::web::inject::Injector;
 /// How much scoping the library does, chosen at run time (no rebuild).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiagnosticsLevel {
-    /// Production: no phase or frame scopes; the uncaptured-error net and the loss
+    /// Production: no phase or frame scopes; the uncaptured-error listener and the loss
     /// supervisor stay on, and the library's own scopes (the out-of-memory ladder,
     /// shader creation) still run, because their answer decides what happens next.
     Off,
@@ -67,20 +67,20 @@ pub struct Guard {
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
     sampling: Rc<Cell<FrameSampling>>,
-    net: FaultSink,
+    faults: FaultSink,
     #[cfg(feature = "fault-injection")]
     injector: Rc<Injector>,
 }
 
 impl Guard {
-    /// A context whose faults go to `net`; the fault sink's frame counter is the context's.
-    pub fn new(net: FaultSink, frame: Rc<Cell<u64>>) -> Self {
+    /// A context whose faults go to `faults`; the fault sink's frame counter is the context's.
+    pub fn new(faults: FaultSink, frame: Rc<Cell<u64>>) -> Self {
         Guard {
             ledger: SharedLedger::new(),
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
             sampling: Rc::new(Cell::new(FrameSampling::default())),
-            net,
+            faults,
             #[cfg(feature = "fault-injection")]
             injector: Rc::new(Injector::default()),
         }
@@ -94,7 +94,7 @@ impl Guard {
 
     /// The fault sink.
     pub fn faults(&self) -> &FaultSink {
-        &self.net
+        &self.faults
     }
 
     /// The ledger of live objects.
@@ -122,7 +122,7 @@ impl Guard {
     /// arrived in.
     pub fn set_frame(&self, frame: u64) {
         if frame != self.frame.get() {
-            self.net.drain_held();
+            self.faults.drain_held();
         }
         self.frame.set(frame);
     }
@@ -145,14 +145,14 @@ impl Guard {
         level != DiagnosticsLevel::Off
             && self.sampling.get().scoped(
                 frame,
-                level == DiagnosticsLevel::PerCall || !self.net.is_installed(),
-                &self.net.hunt(),
+                level == DiagnosticsLevel::PerCall || !self.faults.is_installed(),
+                &self.faults.hunt(),
             )
     }
 }
 
 impl Default for Guard {
-    /// A context with a fresh net on the console.
+    /// A context with a fresh fault sink.
     fn default() -> Self {
         let frame = Rc::new(Cell::new(0));
         Guard::new(FaultSink::new(frame.clone()), frame)

@@ -87,7 +87,14 @@ impl<A: App> Inner<A> {
                 if crash::crashed() {
                     return Inner::on_crash(&runtime);
                 }
-                let time = match runtime.frame_loop.fired(time) {
+                let source = runtime.frame_loop.fired(time);
+                if source == Source::Timer && runtime.frame_loop.waiting_for_gpu() {
+                    // The GPU is still on the last timer frame: no more work
+                    // queued behind it; the timer comes again.
+                    runtime.frame_loop.request();
+                    return;
+                }
+                let time = match source {
                     Source::AnimationFrame => time,
                     Source::Timer => now_ms(),
                     Source::AnimationFrameBack => {
@@ -99,9 +106,33 @@ impl<A: App> Inner<A> {
                     }
                 };
                 Inner::drive(&runtime, Job::Frame(time));
+                if source == Source::Timer {
+                    Inner::wait_for_the_gpu(&runtime);
+                }
             }));
         // Queued behind the event that started the loop, as a frame job.
         Inner::drive(this, Job::Frame(now_ms()));
+    }
+
+    /// After a timer frame: the next one waits until the GPU has done the work
+    /// submitted so far (`onSubmittedWorkDone`), so that frames from a timer
+    /// never queue work faster than the GPU does it.
+    fn wait_for_the_gpu(this: &Rc<Self>) {
+        let Some(live) = this.slot.live() else {
+            return;
+        };
+        let done =
+            crate::web::commands::try_on_submitted_work_done(live.gpu.device.queue().as_ref());
+        Inner::drop_resources(this, live);
+        this.frame_loop.set_waiting_for_gpu(true);
+        let weak = Rc::downgrade(this);
+        wasm_bindgen_futures::spawn_local(async move {
+            // Settled either way: a lost device's promise rejects.
+            let _ = crate::web::wait::settled(&done).await;
+            if let Some(runtime) = weak.upgrade() {
+                runtime.frame_loop.set_waiting_for_gpu(false);
+            }
+        });
     }
 
     /// One frame, as a job of the driver.

@@ -36,6 +36,10 @@ pub(crate) struct FrameLoop {
     driven_by_timer: Cell<bool>,
     /// Whether the timer is only the bridge after a rebuild (its end is no news).
     bridging: Cell<bool>,
+    /// Whether the GPU has yet to finish the last timer frame's work: timer
+    /// frames wait for it (animation frames wait for the compositor; a timer
+    /// does not, and would queue work faster than a busy GPU does it).
+    waiting_for_gpu: Cell<bool>,
     callback: Held<Option<FrameCallback>>,
 }
 
@@ -55,6 +59,7 @@ impl FrameLoop {
             timer: Cell::new(None),
             driven_by_timer: Cell::new(false),
             bridging: Cell::new(false),
+            waiting_for_gpu: Cell::new(false),
             callback: Held::default(),
         }
     }
@@ -124,6 +129,16 @@ impl FrameLoop {
         if let (Some(timer), Some(window)) = (self.timer.take(), web_sys::window()) {
             window.clear_timeout_with_handle(timer);
         }
+    }
+
+    /// Whether the GPU has yet to finish the last timer frame's work.
+    pub(crate) fn waiting_for_gpu(&self) -> bool {
+        self.waiting_for_gpu.get()
+    }
+
+    /// A timer frame's work was submitted (`true`), or the GPU finished it.
+    pub(crate) fn set_waiting_for_gpu(&self, waiting: bool) {
+        self.waiting_for_gpu.set(waiting);
     }
 
     /// Whether frames come from the timer too.
