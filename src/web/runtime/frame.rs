@@ -90,7 +90,9 @@ impl<A: App> Inner<A> {
                 let source = runtime.frame_loop.fired(time);
                 if source == Source::Timer && runtime.frame_loop.waiting_for_gpu() {
                     // The GPU is still on the last timer frame: no more work
-                    // queued behind it; the timer comes again.
+                    // queued behind it; the timer comes again. The page runs:
+                    // a slow GPU is no stall of the browser.
+                    runtime.watchers.frame_ran();
                     runtime.frame_loop.request();
                     return;
                 }
