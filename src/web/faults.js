@@ -10,8 +10,10 @@ export function uncaptured_hooks(handler, orphans) {
   const isSpace = (c) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0
     || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029
     || c === 0x202f || c === 0x205f || c === 0x3000;
-  // Dawn's `[Kind "label"]`, as webgpu_guard::fault's dawn_label reads it.
-  const dawnLabel = (m) => {
+  // The first label of Dawn's `[Kind "label"]` objects whose kind `wanted`
+  // takes, as webgpu_guard::fault's dawn_objects reads them (kind and label
+  // trimmed, the label's quotes off); '' when there is none.
+  const dawnObject = (m, wanted) => {
     let from = 0;
     for (;;) {
       const open = m.indexOf('[', from);
@@ -25,9 +27,7 @@ export function uncaptured_hooks(handler, orphans) {
       let kindEnd = quote;
       while (kindStart < kindEnd && isSpace(m.charCodeAt(kindStart))) kindStart++;
       while (kindEnd > kindStart && isSpace(m.charCodeAt(kindEnd - 1))) kindEnd--;
-      const kindLength = kindEnd - kindStart;
-      if ((kindLength === 6 && m.startsWith('Device', kindStart))
-        || (kindLength === 5 && m.startsWith('Queue', kindStart))) continue;
+      if (!wanted(m.slice(kindStart, kindEnd))) continue;
       let start = quote;
       let end = close;
       while (end > start && isSpace(m.charCodeAt(end - 1))) end--;
@@ -36,27 +36,10 @@ export function uncaptured_hooks(handler, orphans) {
       if (start < end) return m.slice(start, end);
     }
   };
-  // The label of Dawn's first labelled `[XDescriptor ""label""]`: the object
-  // being created.
-  const descriptorLabel = (m) => {
-    let from = 0;
-    for (;;) {
-      const open = m.indexOf('[', from);
-      if (open < 0) return '';
-      const close = m.indexOf(']', open + 1);
-      if (close < 0) return '';
-      from = close + 1;
-      const quote = m.indexOf('"', open + 1);
-      if (quote < 0 || quote > close) continue;
-      if (!m.slice(open + 1, quote).trim().endsWith('Descriptor')) continue;
-      let start = quote;
-      let end = close;
-      while (end > start && isSpace(m.charCodeAt(end - 1))) end--;
-      while (start < end && m.charCodeAt(start) === 34) start++;
-      while (end > start && m.charCodeAt(end - 1) === 34) end--;
-      if (start < end) return m.slice(start, end);
-    }
-  };
+  // Dawn's first object but the device and the queue (dawn_label).
+  const dawnLabel = (m) => dawnObject(m, (kind) => kind !== 'Device' && kind !== 'Queue');
+  // Dawn's first labelled `[XDescriptor ""label""]`: the object being created.
+  const descriptorLabel = (m) => dawnObject(m, (kind) => kind.endsWith('Descriptor'));
   // The label a message blames, as webgpu_guard::fault::label_in_message
   // finds it: the object being created; none where a creation names only its
   // arguments; else Dawn's first object (wgpu's messages do not say which

@@ -240,12 +240,10 @@ impl GpuSnapshot {
                 let layout = GpuTexelCopyBufferInfo::new(staging);
                 layout.set_bytes_per_row(rows.padded_row());
                 layout.set_rows_per_image(rows.height);
-                let extent = GpuExtent3dDict::new(rows.width);
-                extent.set_height(rows.height);
                 encoder.copy_texture_to_buffer(
                     &GpuTexelCopyTextureInfo::new(texture),
                     &layout,
-                    &extent,
+                    &extent_of(rows),
                 )
             },
         )
@@ -272,13 +270,11 @@ impl GpuSnapshot {
         let layout = GpuTexelCopyBufferLayout::new();
         layout.set_bytes_per_row(rows.tight_row());
         layout.set_rows_per_image(rows.height);
-        let extent = GpuExtent3dDict::new(rows.width);
-        extent.set_height(rows.height);
         gpu.device.write_texture(
             &GpuTexelCopyTextureInfo::new(texture),
             &snapshot.bytes,
             &layout,
-            &extent,
+            &extent_of(rows),
         )?;
         Ok(Some(snapshot))
     }
@@ -350,6 +346,13 @@ impl GpuSnapshot {
         });
         Ok(true)
     }
+}
+
+/// The copy size of `rows`: their width and height, one layer.
+fn extent_of(rows: TexelRows) -> GpuExtent3dDict {
+    let extent = GpuExtent3dDict::new(rows.width);
+    extent.set_height(rows.height);
+    extent
 }
 
 /// The number property `key` of `object`, read without trusting its type (its
