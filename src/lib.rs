@@ -119,6 +119,8 @@ pub mod prelude {
     pub use crate::web::snapshot::GpuSnapshot;
     pub use crate::web::{
         nullable, App, Binding, DiagnosticsLevel, FrameInfo, GpuContext, GuardedDevice, HttpSink,
-        Runtime, RuntimeOptions, SamplerSpec, TextureSpec, Tracked, WeakRuntime,
+        Runtime, RuntimeOptions, Tracked, WeakRuntime,
     };
+    #[cfg(feature = "web-sys-enums")]
+    pub use crate::web::{SamplerSpec, TextureSpec};
 }

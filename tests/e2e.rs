@@ -651,6 +651,62 @@ async fn the_readme_s_app_copied_into_an_empty_folder_works_the_first_time(
     hello_survives_every_loss(browser, "stranger/index.html").await
 }
 
+on_both!(a_wgpu_page_links_beside_the_guard_and_its_mistake_is_caught);
+/// `examples/wgpu-page`: wgpu 30 (its WebGPU backend) and webgpu-guard without
+/// its `web-sys-enums` feature in one wasm (the build itself is the first
+/// proof: with the feature, wasm-bindgen refuses it). wgpu draws its clear
+/// colour; the guard's `uncapturederror` listener on wgpu's device catches the
+/// page's deliberate mistake, names its buffer, and the HTTP sink delivers it
+/// to a real collector.
+async fn a_wgpu_page_links_beside_the_guard_and_its_mistake_is_caught(
+    browser: Browser,
+) -> TestResult {
+    let collector = webgpu_guard_harness::collector::Collector::start();
+    let s = session(browser, Flags::WebGpu).await?;
+    s.driver
+        .goto(s.server.url(&format!(
+            "wgpu-page/index.html?telemetry={}",
+            collector.url()
+        )))
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = s
+            .eval("return window.wgpuPageStatus ? window.wgpuPageStatus() : null")
+            .await?;
+        assert!(status["failure"].is_null(), "the page failed: {status}");
+        if status["drawn"] == true
+            && status["validation"].as_u64() == Some(1)
+            && status["telemetryDelivered"].as_u64().unwrap_or(0) >= 1
+        {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the page never got there: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let lines = status["lines"].to_string();
+    assert!(lines.contains("deliberately-invalid"), "{status}");
+    let bodies: String = collector
+        .received()
+        .iter()
+        .map(|r| r.body.as_str())
+        .collect();
+    assert!(bodies.contains("deliberately-invalid"), "{bodies}");
+    let image = s.element_image("canvas").await?;
+    let [r, g, b, _] = image.pixel(image.width / 2, image.height / 2);
+    let near = |value: u8, expected: u8| value.abs_diff(expected) <= 2;
+    assert!(
+        near(r, 26) && near(g, 153) && near(b, 77),
+        "wgpu's clear colour is not on the canvas: {r} {g} {b}"
+    );
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(the_readme_s_app_is_sharp_at_ratio_2_and_never_grows);
 /// The README's canvas is sized by its attributes alone (no CSS): at a device
 /// pixel ratio of 2 its buffer doubles once (480x360 CSS px, 960x720 px) and

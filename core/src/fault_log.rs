@@ -12,6 +12,10 @@ use crate::rate_limit::{Admission, RateLimiter};
 use crate::sanitize::Sanitized;
 use crate::telemetry::{GroupSummary, Observed, Telemetry, TelemetrySink};
 
+/// The counters' name before 0.2.0.
+#[deprecated(since = "0.2.0", note = "renamed `FaultStats`")]
+pub type NetStats = FaultStats;
+
 /// Counters of the fault path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultStats {

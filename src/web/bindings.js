@@ -16,4 +16,6 @@ export function try_set_compute_bind_group(o, index, group) { return o.setBindGr
 export function try_dispatch_workgroups(o, x, y, z) { return o.dispatchWorkgroups(x, y, z); }
 export function try_end_compute_pass(o) { return o.end(); }
 export function try_unconfigure(o) { return o.unconfigure(); }
+export function preferred_canvas_format(gpu) { return gpu.getPreferredCanvasFormat(); }
+export function try_configure(context, device, format, alphaMode) { return context.configure({ device, format, alphaMode }); }
 export function try_destroy_device(o) { return o.destroy(); }

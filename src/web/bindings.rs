@@ -115,6 +115,20 @@ extern "C" {
     #[wasm_bindgen(catch)]
     pub(crate) fn try_unconfigure(this: &web_sys::GpuCanvasContext) -> Result<(), JsValue>;
 
+    /// `getPreferredCanvasFormat()`, as the format's string (web-sys returns
+    /// `GpuTextureFormat`, which a build beside wgpu leaves out).
+    pub(crate) fn preferred_canvas_format(gpu: &web_sys::Gpu) -> String;
+
+    /// `configure({ device, format, alphaMode })`, the format and the alpha
+    /// mode as strings.
+    #[wasm_bindgen(catch)]
+    pub(crate) fn try_configure(
+        this: &web_sys::GpuCanvasContext,
+        device: &GpuDevice,
+        format: &str,
+        alpha_mode: &str,
+    ) -> Result<(), JsValue>;
+
     #[wasm_bindgen(catch)]
     pub(crate) fn try_destroy_device(this: &GpuDevice) -> Result<(), JsValue>;
 }

@@ -11,16 +11,20 @@ use wasm_bindgen::prelude::*;
 use web_sys::{
     GpuBindGroup, GpuBuffer, GpuComputePassDescriptor, GpuCopyExternalImageDestInfo,
     GpuCopyExternalImageSourceInfo, GpuExtent3dDict, GpuExternalTexture,
-    GpuExternalTextureDescriptor, GpuIndexFormat, GpuQuerySet, GpuRenderBundle,
-    GpuRenderBundleDescriptor, GpuRenderBundleEncoder, GpuRenderBundleEncoderDescriptor,
-    GpuRenderPipeline, GpuTexelCopyBufferInfo, GpuTexelCopyBufferLayout, GpuTexelCopyTextureInfo,
+    GpuExternalTextureDescriptor, GpuQuerySet, GpuRenderBundle, GpuRenderBundleDescriptor,
+    GpuRenderBundleEncoder, GpuRenderBundleEncoderDescriptor, GpuRenderPipeline,
+    GpuTexelCopyBufferInfo, GpuTexelCopyBufferLayout, GpuTexelCopyTextureInfo,
 };
 
 use crate::fault::{CallSite, Fault};
 use crate::web::alloc::Tracked;
 use crate::web::device::GuardedDevice;
 use crate::web::encoder::{thrown, CommandEncoder, ComputePass, RenderPass};
-use crate::web::js::{enum_str, label_of, member_label};
+#[cfg(feature = "web-sys-enums")]
+use crate::web::js::enum_str;
+use crate::web::js::{label_of, member_label};
+#[cfg(feature = "web-sys-enums")]
+use web_sys::GpuIndexFormat;
 
 #[wasm_bindgen(module = "/src/web/commands.js")]
 extern "C" {
@@ -323,6 +327,7 @@ macro_rules! render_commands {
             }
 
             /// `setIndexBuffer(buffer, format)`: the whole buffer.
+            #[cfg(feature = "web-sys-enums")]
             #[track_caller]
             pub fn set_index_buffer(
                 &self,
@@ -336,6 +341,7 @@ macro_rules! render_commands {
 
             /// `setIndexBuffer(buffer, format, offset, size)`; `size` `None`: to
             /// the end of the buffer.
+            #[cfg(feature = "web-sys-enums")]
             #[track_caller]
             pub fn set_index_buffer_range(
                 &self,

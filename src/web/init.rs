@@ -2,10 +2,9 @@
 //! canvas configured. Every call starts from nothing; nothing is kept between calls.
 
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{
-    GpuAdapter, GpuCanvasAlphaMode, GpuCanvasConfiguration, GpuCanvasContext, GpuDevice,
-    GpuDeviceDescriptor, GpuTextureFormat, HtmlCanvasElement,
-};
+use web_sys::{GpuAdapter, GpuCanvasContext, GpuDevice, GpuDeviceDescriptor, HtmlCanvasElement};
+#[cfg(feature = "web-sys-enums")]
+use web_sys::{GpuCanvasAlphaMode, GpuTextureFormat};
 
 use crate::supervisor::{InitFailure, InitStep};
 use crate::web::device::GuardedDevice;
@@ -18,7 +17,8 @@ use crate::web::lost::LostWatch;
 pub struct InitOptions {
     /// The device's label.
     pub device_label: String,
-    /// The canvas alpha mode.
+    /// The canvas alpha mode (feature `web-sys-enums`; without it, `opaque`).
+    #[cfg(feature = "web-sys-enums")]
     pub alpha_mode: GpuCanvasAlphaMode,
 }
 
@@ -26,8 +26,19 @@ impl Default for InitOptions {
     fn default() -> Self {
         InitOptions {
             device_label: "main-device".into(),
+            #[cfg(feature = "web-sys-enums")]
             alpha_mode: GpuCanvasAlphaMode::Opaque,
         }
+    }
+}
+
+impl InitOptions {
+    /// The alpha mode's `GPUCanvasAlphaMode` string.
+    pub(crate) fn alpha_mode_name(&self) -> String {
+        #[cfg(feature = "web-sys-enums")]
+        return crate::web::js::enum_str(self.alpha_mode);
+        #[cfg(not(feature = "web-sys-enums"))]
+        return "opaque".to_string();
     }
 }
 
@@ -117,8 +128,8 @@ pub fn configure_canvas(
     canvas: &HtmlCanvasElement,
     gpu: &web_sys::Gpu,
     device: &GpuDevice,
-    alpha_mode: GpuCanvasAlphaMode,
-) -> Result<(GpuCanvasContext, GpuTextureFormat), InitFailure> {
+    alpha_mode: &str,
+) -> Result<(GpuCanvasContext, String), InitFailure> {
     let context = canvas
         .get_context("webgpu")
         .map_err(|e| InitFailure::Canvas(describe(&e)))?
@@ -132,11 +143,8 @@ pub fn configure_canvas(
         .dyn_into()
         .map_err(|_| InitFailure::Canvas("the context is not a GPUCanvasContext".into()))?;
     let _ = crate::web::bindings::try_unconfigure(&context);
-    let format = gpu.get_preferred_canvas_format();
-    let config = GpuCanvasConfiguration::new(device, format);
-    config.set_alpha_mode(alpha_mode);
-    context
-        .configure(&config)
+    let format = crate::web::bindings::preferred_canvas_format(gpu);
+    crate::web::bindings::try_configure(&context, device, &format, alpha_mode)
         .map_err(|e| InitFailure::Canvas(describe(&e)))?;
     Ok((context, format))
 }
@@ -154,8 +162,12 @@ pub struct GpuContext {
     /// The canvas's WebGPU context, where frames are presented
     /// (`get_current_texture`).
     pub surface: GpuCanvasContext,
-    /// The canvas format.
+    /// The canvas format (feature `web-sys-enums`; [`GpuContext::format_name`]
+    /// without it).
+    #[cfg(feature = "web-sys-enums")]
     pub format: GpuTextureFormat,
+    /// The canvas format's `GPUTextureFormat` string.
+    pub(crate) format_name: String,
     /// The canvas.
     pub canvas: HtmlCanvasElement,
     /// Which device this is (1 for the first).
@@ -177,6 +189,11 @@ impl std::fmt::Debug for GpuContext {
 }
 
 impl GpuContext {
+    /// The canvas format's `GPUTextureFormat` string (`"bgra8unorm"`, …).
+    pub fn format_name(&self) -> &str {
+        &self.format_name
+    }
+
     /// The drawing buffer's size (the canvas's `width` and `height`).
     pub fn size(&self) -> (u32, u32) {
         (self.canvas.width(), self.canvas.height())

@@ -4,9 +4,10 @@
 use web_sys::GpuTexture;
 
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
-use crate::web::alloc::{CallScopes, TextureSpec, Tracked};
+use crate::web::alloc::{CallScopes, Tracked};
 use crate::web::device::GuardedDevice;
 use crate::web::scope::{Filter, ScopeSet};
+use crate::web::texture_spec::TextureSpec;
 
 /// What the ladder obtained and what it had to give up on the way.
 #[derive(Debug)]

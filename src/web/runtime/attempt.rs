@@ -114,13 +114,13 @@ impl<A: App> Inner<A> {
         }
         // Armed before the canvas is configured.
         let lost = Inner::watch_loss(&this, &device, generation);
-        let net = this.guard.faults().install(&raw);
+        let listener = this.guard.faults().install(&raw);
         Inner::size_for(&this, &raw);
         let (context, format) = match init::configure_canvas(
             &this.canvas,
             &gpu_api,
             &raw,
-            this.options.init.alpha_mode,
+            &this.options.init.alpha_mode_name(),
         ) {
             Ok(pair) => pair,
             Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
@@ -133,10 +133,13 @@ impl<A: App> Inner<A> {
             adapter_name,
             device: device.clone(),
             surface: context,
-            format,
+            #[cfg(feature = "web-sys-enums")]
+            format: web_sys::GpuTextureFormat::from_js_value(&format.as_str().into())
+                .unwrap_or(web_sys::GpuTextureFormat::Bgra8unorm),
+            format_name: format,
             canvas: this.canvas.clone(),
             generation,
-            _listener: net,
+            _listener: listener,
             _lost_watch: lost,
         };
         // Through the trampoline: a `build` that throws through WebAssembly or

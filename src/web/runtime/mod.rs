@@ -329,6 +329,18 @@ impl<A: App> Runtime<A> {
         &self.inner.guard
     }
 
+    /// The fault sink's accessor before 0.2.0.
+    #[deprecated(since = "0.2.0", note = "renamed `faults`")]
+    pub fn net(&self) -> &FaultSink {
+        self.faults()
+    }
+
+    /// The shared diagnostics context's accessor before 0.2.0.
+    #[deprecated(since = "0.2.0", note = "renamed `guard`")]
+    pub fn context(&self) -> &Guard {
+        &self.inner.guard
+    }
+
     /// Sets the diagnostics level, effective at once.
     pub fn set_level(&self, level: DiagnosticsLevel) {
         self.inner.guard.set_level(level);
