@@ -707,6 +707,14 @@ async fn a_wgpu_page_links_beside_the_guard_and_its_mistake_is_caught(
     Ok(())
 }
 
+on_both!(the_wgpu_triangle_renders_and_survives_every_loss);
+/// `examples/wgpu-triangle`, the README's app written with wgpu through
+/// webgpu-guard-wgpu: the same triangle, back identical after `matarGPU()`
+/// (a new adapter and device) and, on Chromium, after a GPU-process crash.
+async fn the_wgpu_triangle_renders_and_survives_every_loss(browser: Browser) -> TestResult {
+    hello_survives_every_loss(browser, "wgpu-triangle/index.html").await
+}
+
 on_both!(the_readme_s_app_is_sharp_at_ratio_2_and_never_grows);
 /// The README's canvas is sized by its attributes alone (no CSS): at a device
 /// pixel ratio of 2 its buffer doubles once (480x360 CSS px, 960x720 px) and

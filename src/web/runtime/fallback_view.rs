@@ -16,7 +16,8 @@ use crate::supervisor::Fallback;
 pub const FALLBACK_CLASS: &str = "webgpu-guard-fallback";
 
 /// The shown fallback; see the module's documentation.
-pub(crate) struct FallbackView {
+#[derive(Debug)]
+pub struct FallbackView {
     element: HtmlElement,
     canvas: HtmlCanvasElement,
     /// The canvas's inline `display` before it was hidden.
@@ -26,7 +27,7 @@ pub(crate) struct FallbackView {
 impl FallbackView {
     /// Shows `fallback` in place of `canvas`; `None` where the page cannot
     /// (the canvas is not in a document).
-    pub(crate) fn show(canvas: &HtmlCanvasElement, fallback: &Fallback) -> Option<Self> {
+    pub fn show(canvas: &HtmlCanvasElement, fallback: &Fallback) -> Option<Self> {
         let parent = canvas.parent_node()?;
         let document = canvas.owner_document()?;
         let element: HtmlElement = document.create_element("div").ok()?.dyn_into().ok()?;

@@ -51,6 +51,8 @@ use crate::web::init::{GpuContext, InitOptions};
 
 use inner::Inner;
 
+#[doc(hidden)]
+pub use fallback_view::FallbackView;
 pub use fallback_view::FALLBACK_CLASS;
 pub use status::{InitTimings, Status};
 

@@ -1,0 +1,774 @@
+//! The driver: the platform-neutral runtime. Events go in (from the platform,
+//! an attempt, the application's calls), `webgpu-guard-core`'s pure
+//! [`Supervisor`] decides, and the driver carries out its [`Command`]s: init
+//! attempts (a new instance, surface, adapter and device each time), the
+//! frame loop, teardown, timers and the fallback. A frame runs as a job of
+//! the same loop, so nothing the application calls from a frame (a stop, a
+//! recovery) runs inside it: it waits in the queue for the frame to end.
+//!
+//! It knows the platform only through [`Host`]; the browser's is `web`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use webgpu_guard_core::fault::{Fault, FaultKind};
+use webgpu_guard_core::ledger::SharedLedger;
+use webgpu_guard_core::oneshot;
+use webgpu_guard_core::supervisor::{
+    Command, DeviceState, Event, Fallback, InitFailure, InitStep, RecoveryAnswer, StallAction,
+    Supervisor, SupervisorOptions, TimerPurpose,
+};
+
+use crate::app::{App, Frame};
+use crate::gpu::{Gpu, GpuParts};
+use crate::host::{Handle, Host};
+
+/// The driver's settings.
+#[derive(Clone, Debug)]
+pub(crate) struct DriverOptions {
+    pub(crate) supervisor: SupervisorOptions,
+    pub(crate) device_label: String,
+    /// One frame in how many runs inside error scopes (0 and 1: every frame).
+    pub(crate) frame_scope_every: u32,
+}
+
+/// A device an attempt just made, handed to the supervisor's decision.
+struct Arrival {
+    instance: wgpu::Instance,
+    surface: wgpu::Surface<'static>,
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+}
+
+/// One device generation, built and running.
+pub(crate) struct Live<R> {
+    pub(crate) gpu: Rc<Gpu>,
+    instance: wgpu::Instance,
+    surface: RefCell<wgpu::Surface<'static>>,
+    config: RefCell<wgpu::SurfaceConfiguration>,
+    pub(crate) resources: RefCell<Option<R>>,
+    frames: Cell<u64>,
+    /// The loss watch and the uncaptured-error listener: taken (disarmed)
+    /// before the device is let go.
+    watches: RefCell<Vec<Handle>>,
+}
+
+/// What an event hands over with it.
+enum Handover<R> {
+    None,
+    Device {
+        arrival: Arrival,
+        reply: oneshot::Sender<(Arrival, u64)>,
+    },
+    Built(Box<Live<R>>),
+}
+
+/// One job of the loop.
+enum Job<R> {
+    Event(Event, Handover<R>),
+    /// A frame at this time; `true` when it came from a timer.
+    Frame(f64, bool),
+}
+
+/// The runtime's state, on any platform.
+pub(crate) struct Driver<A: App, H: Host> {
+    pub(crate) app: Rc<A>,
+    pub(crate) host: H,
+    options: DriverOptions,
+    me: Weak<Self>,
+    supervisor: RefCell<Supervisor>,
+    jobs: RefCell<VecDeque<Job<A::Resources>>>,
+    busy: Cell<bool>,
+    pub(crate) ledger: SharedLedger,
+    initialising: RefCell<Option<(u64, wgpu::Device)>>,
+    live: RefCell<Option<Rc<Live<A::Resources>>>>,
+    timers: RefCell<Vec<(u64, Handle)>>,
+    frame_request: RefCell<Option<Handle>>,
+    /// Frames from a timer, while animation frames do not come (a stall, or
+    /// the first frames after a loss).
+    driven: RefCell<Option<Handle>>,
+    clock: RefCell<Option<Handle>>,
+    visibility: RefCell<Option<Handle>>,
+    frames: Cell<u64>,
+    frames_from_timer: Cell<u64>,
+    last_frame_ms: Cell<f64>,
+    crash_handled: Cell<bool>,
+}
+
+impl<A: App, H: Host> Driver<A, H> {
+    pub(crate) fn new(app: Rc<A>, host: H, options: DriverOptions) -> Rc<Self> {
+        Rc::new_cyclic(|me| Driver {
+            app,
+            host,
+            supervisor: RefCell::new(Supervisor::new(options.supervisor)),
+            options,
+            me: me.clone(),
+            jobs: RefCell::default(),
+            busy: Cell::new(false),
+            ledger: SharedLedger::new(),
+            initialising: RefCell::default(),
+            live: RefCell::default(),
+            timers: RefCell::default(),
+            frame_request: RefCell::default(),
+            driven: RefCell::default(),
+            clock: RefCell::default(),
+            visibility: RefCell::default(),
+            frames: Cell::new(0),
+            frames_from_timer: Cell::new(0),
+            last_frame_ms: Cell::new(0.0),
+            crash_handled: Cell::new(false),
+        })
+    }
+
+    // ---- what the platform's runtime reads ----
+
+    /// What `f` reads of the supervisor.
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Supervisor) -> T) -> T {
+        f(&self.supervisor.borrow())
+    }
+
+    /// The state, as the supervisor says.
+    pub(crate) fn state(&self) -> DeviceState {
+        self.read(Supervisor::state)
+    }
+
+    /// Frames drawn, and those drawn from a timer.
+    pub(crate) fn frame_counts(&self) -> (u64, u64) {
+        (self.frames.get(), self.frames_from_timer.get())
+    }
+
+    /// The running generation's GPU and resources, lent to `f`; `None` when
+    /// nothing runs or they are in use (from inside a frame).
+    pub(crate) fn with_live<T>(&self, f: impl FnOnce(&Gpu, &mut A::Resources) -> T) -> Option<T> {
+        let live = self.live.try_borrow().ok()?.clone()?;
+        let mut resources = live.resources.try_borrow_mut().ok()?;
+        let resources = resources.as_mut()?;
+        Some(f(&live.gpu, resources))
+    }
+
+    // ---- events ----
+
+    /// Hands `event` to the supervisor and carries out its commands.
+    pub(crate) fn dispatch(&self, event: Event) {
+        self.drive(Job::Event(event, Handover::None));
+    }
+
+    /// `matarGPU()`: what the supervisor will do about it.
+    pub(crate) fn force_recovery(&self) -> RecoveryAnswer {
+        let answer = self.read(Supervisor::recovery_answer);
+        self.dispatch(Event::RequestRecovery);
+        answer
+    }
+
+    /// Starts: watches the page and the clock, and brings a device up.
+    pub(crate) fn start(&self) {
+        self.host.hide_fallback();
+        let me = self.me.clone();
+        *self.visibility.borrow_mut() = Some(self.host.watch_visibility(Box::new(move |hidden| {
+            if let Some(driver) = me.upgrade() {
+                driver.dispatch(Event::Visibility { hidden });
+            }
+        })));
+        if self.host.hidden() {
+            self.dispatch(Event::Visibility { hidden: true });
+        }
+        self.tick_later();
+        self.dispatch(Event::Start);
+    }
+
+    /// Stops on purpose: no restart.
+    pub(crate) fn stop(&self) {
+        self.dispatch(Event::Stop);
+        self.clock.borrow_mut().take();
+        self.visibility.borrow_mut().take();
+    }
+
+    fn tick_later(&self) {
+        let me = self.me.clone();
+        let handle = self.host.timer(
+            1000,
+            Box::new(move || {
+                let Some(driver) = me.upgrade() else {
+                    return;
+                };
+                driver.dispatch(Event::Tick {
+                    now_ms: driver.host.now_ms() as u64,
+                    last_frame_ms: driver.last_frame_ms.get() as u64,
+                    frame_pending: driver.frame_request.borrow().is_some(),
+                });
+                driver.tick_later();
+            }),
+        );
+        *self.clock.borrow_mut() = Some(handle);
+    }
+
+    /// Runs `job`, then every job queued meanwhile; while the loop runs
+    /// already, queues it.
+    fn drive(&self, job: Job<A::Resources>) {
+        if self.busy.replace(true) {
+            self.jobs.borrow_mut().push_back(job);
+            return;
+        }
+        let mut next = Some(job);
+        while let Some(job) = next.take().or_else(|| self.jobs.borrow_mut().pop_front()) {
+            if self.host.crashed().is_some() {
+                break;
+            }
+            self.run_job(job);
+        }
+        self.busy.set(false);
+        if let Some(message) = self.host.crashed() {
+            self.on_crash(message);
+        }
+    }
+
+    fn run_job(&self, job: Job<A::Resources>) {
+        match job {
+            Job::Frame(time, from_timer) => self.frame(time, from_timer),
+            Job::Event(event, mut handover) => {
+                let commands = self.supervisor.borrow_mut().handle(event);
+                for command in commands {
+                    self.carry_out(command, &mut handover);
+                }
+                self.dispose(handover);
+            }
+        }
+    }
+
+    /// The program panicked or trapped: everything stops for good, once.
+    fn on_crash(&self, message: String) {
+        if self.crash_handled.replace(true) {
+            return;
+        }
+        self.jobs.borrow_mut().clear();
+        self.frame_request.borrow_mut().take();
+        self.driven.borrow_mut().take();
+        self.clock.borrow_mut().take();
+        self.timers.borrow_mut().clear();
+        let commands = self
+            .supervisor
+            .try_borrow_mut()
+            .map(|mut s| {
+                s.handle(Event::Crashed {
+                    message: message.clone(),
+                })
+            })
+            .unwrap_or_else(|_| vec![Command::ShowFallback(Fallback::Crashed(message))]);
+        for command in commands {
+            if let Command::ShowFallback(fallback) = command {
+                self.show_fallback(&fallback);
+            }
+        }
+    }
+
+    fn carry_out(&self, command: Command, handover: &mut Handover<A::Resources>) {
+        match command {
+            Command::BeginInit { attempt } => {
+                let me = self.me.clone();
+                self.host
+                    .spawn(async move { attempt_init(me, attempt).await });
+            }
+            Command::Adopt { generation, .. } => {
+                if let Handover::Device { arrival, reply } =
+                    std::mem::replace(handover, Handover::None)
+                {
+                    *self.initialising.borrow_mut() = Some((generation, arrival.device.clone()));
+                    reply.send((arrival, generation));
+                }
+            }
+            Command::Discard { .. } => self.dispose(std::mem::replace(handover, Handover::None)),
+            Command::Run { generation } => self.run(generation, handover),
+            Command::Schedule {
+                token,
+                delay_ms,
+                purpose,
+            } => {
+                if purpose == TimerPurpose::Retry {
+                    self.note(&format!("re-initialising the GPU in {delay_ms} ms"));
+                }
+                let me = self.me.clone();
+                let handle = self.host.timer(
+                    delay_ms,
+                    Box::new(move || {
+                        if let Some(driver) = me.upgrade() {
+                            driver.timers.borrow_mut().retain(|(t, _)| *t != token);
+                            driver.dispatch(Event::TimerFired { token });
+                        }
+                    }),
+                );
+                self.timers.borrow_mut().push((token, handle));
+            }
+            Command::CancelTimer { token } => self.timers.borrow_mut().retain(|(t, _)| *t != token),
+            Command::Destroy { generation } => {
+                let initialising = self.initialising.borrow_mut().take();
+                match initialising {
+                    Some((g, device)) if g == generation => self.host.let_go(&device),
+                    other => *self.initialising.borrow_mut() = other,
+                }
+                if matches!(handover, Handover::Built(live) if live.gpu.generation == generation) {
+                    self.dispose(std::mem::replace(handover, Handover::None));
+                }
+            }
+            Command::Teardown { generation } => self.teardown(generation),
+            Command::ReportStall {
+                generation,
+                waited_ms,
+                action,
+            } => {
+                let what = match action {
+                    StallAction::RequestFrame => "asking for a frame again",
+                    StallAction::DriveFromTimer => {
+                        "still frozen: probing the device and drawing from a timer until frames come back"
+                    }
+                };
+                self.report(Fault::new(
+                    FaultKind::DeviceLost,
+                    format!(
+                        "presentation stalled: no frame for {waited_ms} ms on device {generation} while it runs (the picture is frozen); {what}"
+                    ),
+                ));
+            }
+            Command::RequestFrame { .. } => {
+                self.frame_request.borrow_mut().take();
+                self.request_frame();
+            }
+            Command::DriveFromTimer { .. } => self.drive_from_timer(),
+            Command::ShowFallback(fallback) => self.show_fallback(&fallback),
+        }
+    }
+
+    /// Lets go of what an event carried and no command took.
+    fn dispose(&self, handover: Handover<A::Resources>) {
+        match handover {
+            Handover::None => {}
+            Handover::Device { arrival, .. } => self.host.let_go(&arrival.device),
+            Handover::Built(live) => self.release(Rc::new(*live)),
+        }
+    }
+
+    fn show_fallback(&self, fallback: &Fallback) {
+        let text = match fallback {
+            Fallback::InitFailed(_) => {
+                "giving up: the application's build failed (the fault above)".to_string()
+            }
+            _ => format!("giving up: {}", fallback.message()),
+        };
+        match fallback.fault_kind() {
+            Some(kind) => self.report(Fault::new(kind, text)),
+            None => self.note(&text),
+        }
+        self.host.show_fallback(fallback);
+    }
+
+    /// What attempt `generation` built goes live and frames start.
+    fn run(&self, generation: u64, handover: &mut Handover<A::Resources>) {
+        let Handover::Built(live) = std::mem::replace(handover, Handover::None) else {
+            return;
+        };
+        if live.gpu.generation != generation {
+            return self.release(Rc::new(*live));
+        }
+        self.initialising.borrow_mut().take();
+        let info = live.gpu.adapter.get_info();
+        let adapter = if info.name.is_empty() {
+            format!("{:?}", info.backend)
+        } else {
+            info.name
+        };
+        *self.live.borrow_mut() = Some(Rc::new(*live));
+        self.note(&format!(
+            "device generation {generation} running ({adapter})"
+        ));
+        self.request_frame();
+        // After a loss, frames come from a timer too until the first frame
+        // arrives: some browsers send none for a while after a GPU process died.
+        if self.read(Supervisor::running_after_a_loss) && !self.host.hidden() {
+            self.drive_from_timer();
+        }
+    }
+
+    /// Stops the loop, releases every GPU object of `generation` and lets its
+    /// device go.
+    fn teardown(&self, generation: u64) {
+        self.frame_request.borrow_mut().take();
+        self.driven.borrow_mut().take();
+        let live = self.live.borrow_mut().take();
+        match live {
+            Some(live) if live.gpu.generation == generation => self.release(live),
+            other => *self.live.borrow_mut() = other,
+        }
+    }
+
+    /// Drops the application's resources (through the platform's guard: a
+    /// `Drop` may throw or panic), disarms the watches, lets the device go.
+    fn release(&self, live: Rc<Live<A::Resources>>) {
+        let resources = live.resources.borrow_mut().take();
+        let mut resources = Some(resources);
+        if let Err(fault) = self
+            .host
+            .call_app("dropping the application's resources", &mut || {
+                drop(resources.take())
+            })
+        {
+            self.report(fault);
+        }
+        live.watches.borrow_mut().clear();
+        self.host.let_go(&live.gpu.device);
+    }
+
+    // ---- frames ----
+
+    fn request_frame(&self) {
+        if self.frame_request.borrow().is_some() {
+            return;
+        }
+        let me = self.me.clone();
+        let handle = self.host.request_frame(Box::new(move |time| {
+            if let Some(driver) = me.upgrade() {
+                driver.frame_request.borrow_mut().take();
+                driver.drive(Job::Frame(time, false));
+            }
+        }));
+        *self.frame_request.borrow_mut() = Some(handle);
+    }
+
+    /// Frames from a timer as well, until a frame comes the usual way.
+    fn drive_from_timer(&self) {
+        if self.driven.borrow().is_some() {
+            return;
+        }
+        let me = self.me.clone();
+        let handle = self.host.timer(
+            16,
+            Box::new(move || {
+                if let Some(driver) = me.upgrade() {
+                    driver.driven.borrow_mut().take();
+                    driver.drive(Job::Frame(driver.host.now_ms(), true));
+                }
+            }),
+        );
+        *self.driven.borrow_mut() = Some(handle);
+    }
+
+    fn frame(&self, time: f64, from_timer: bool) {
+        if !from_timer {
+            // Frames come again: no more from the timer.
+            self.driven.borrow_mut().take();
+        }
+        let Some(live) = self.live.borrow().clone() else {
+            return;
+        };
+        let generation = live.gpu.generation;
+        if !self.read(|s| s.may_draw(generation)) {
+            return;
+        }
+        self.last_frame_ms.set(self.host.now_ms());
+        if from_timer {
+            self.frames_from_timer.set(self.frames_from_timer.get() + 1);
+        }
+        let drew = self.render(&live, time);
+        if drew && live.frames.get() == 1 {
+            self.drive(Job::Event(
+                Event::FirstFrame {
+                    generation,
+                    at_ms: self.host.now_ms() as u64,
+                },
+                Handover::None,
+            ));
+        }
+        self.request_frame();
+        if from_timer && self.read(|s| s.may_draw(generation)) {
+            self.drive_from_timer();
+        }
+    }
+
+    /// Draws one frame on `live`; whether one was presented.
+    fn render(&self, live: &Live<A::Resources>, time: f64) -> bool {
+        let gpu = &live.gpu;
+        let size = self.host.drawing_size();
+        if size != gpu.size() {
+            self.reconfigure(live, size);
+            let mut resources = live.resources.borrow_mut();
+            if let Some(resources) = resources.as_mut() {
+                let mut outcome = Ok(());
+                let thrown = self.host.call_app("the resize", &mut || {
+                    outcome = self.app.resize(gpu, resources, size.0, size.1);
+                });
+                if let Err(fault) = thrown.and(outcome) {
+                    self.report(fault);
+                }
+            }
+        }
+        let texture = match live.surface.borrow().get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(texture)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => texture,
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+                return false;
+            }
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                self.reconfigure(live, size);
+                return false;
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                self.recreate_surface(live, size);
+                return false;
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                self.report(Fault::new(
+                    FaultKind::Validation,
+                    "the surface refused to hand out its texture (a validation error)",
+                ));
+                return false;
+            }
+        };
+        let number = self.frames.get();
+        let every = u64::from(self.options.frame_scope_every.max(1));
+        let scoped = live.frames.get() % every == 0;
+        let scope = scoped.then(|| gpu.scopes().open(&gpu.device, &format!("frame {number}")));
+        let frame = Frame {
+            view: texture
+                .texture
+                .create_view(&wgpu::TextureViewDescriptor::default()),
+            format: gpu.format,
+            number,
+            time_ms: time,
+            width: size.0,
+            height: size.1,
+        };
+        {
+            let mut resources = live.resources.borrow_mut();
+            if let Some(resources) = resources.as_mut() {
+                let mut outcome = Ok(());
+                let thrown = self.host.call_app("the frame", &mut || {
+                    outcome = self.app.frame(gpu, resources, &frame);
+                });
+                if let Err(fault) = thrown.and(outcome) {
+                    self.report(fault.in_frame(number));
+                }
+            }
+        }
+        if let Some(id) = scope {
+            for set in gpu.scopes().close(id) {
+                gpu.report_later_tagged(set, move |fault| fault.in_frame(number));
+            }
+        }
+        drop(frame);
+        gpu.queue.present(texture);
+        self.frames.set(number + 1);
+        live.frames.set(live.frames.get() + 1);
+        self.host.outlet().set_frame(number + 1);
+        true
+    }
+
+    /// Configures the surface again at `size`.
+    fn reconfigure(&self, live: &Live<A::Resources>, size: (u32, u32)) {
+        let mut config = live.config.borrow_mut();
+        config.width = size.0;
+        config.height = size.1;
+        live.surface.borrow().configure(&live.gpu.device, &config);
+        live.gpu.set_size(size);
+    }
+
+    /// A lost surface: a new one from the same instance, configured as before.
+    fn recreate_surface(&self, live: &Live<A::Resources>, size: (u32, u32)) {
+        match live.instance.create_surface(self.host.surface_target()) {
+            Ok(surface) => {
+                *live.surface.borrow_mut() = surface;
+                self.reconfigure(live, size);
+            }
+            Err(e) => self.report(Fault::new(
+                FaultKind::Exception,
+                format!("the surface was lost and could not be made again: {e}"),
+            )),
+        }
+    }
+
+    // ---- faults ----
+
+    pub(crate) fn report(&self, fault: Fault) {
+        self.host.outlet().report(fault);
+    }
+
+    pub(crate) fn note(&self, text: &str) {
+        self.host.outlet().note(text);
+    }
+
+    fn attempt_owns(&self, attempt: u64) -> bool {
+        self.read(|s| s.attempt_in_flight() == Some(attempt))
+    }
+
+    fn fail(&self, attempt: u64, failure: InitFailure) {
+        self.dispatch(Event::InitFailed { attempt, failure });
+    }
+}
+
+/// One init attempt: instance, surface, adapter, device (handed to the
+/// supervisor, which adopts or discards it), the loss watch and the listener
+/// armed before the surface is configured, then the application's `build`.
+async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
+    let Some(driver) = me.upgrade() else {
+        return;
+    };
+    let instance = wgpu::Instance::new(driver.host.instance_descriptor());
+    let surface = match instance.create_surface(driver.host.surface_target()) {
+        Ok(surface) => surface,
+        Err(e) => return driver.fail(attempt, InitFailure::Canvas(e.to_string())),
+    };
+    drop(driver);
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            compatible_surface: Some(&surface),
+            ..Default::default()
+        })
+        .await;
+    let Some(driver) = me.upgrade() else {
+        return;
+    };
+    let adapter = match adapter {
+        Ok(adapter) => adapter,
+        Err(_) if driver.host.has_gpu_api() => return driver.fail(attempt, InitFailure::NoAdapter),
+        Err(_) => return driver.fail(attempt, InitFailure::NoWebGpu),
+    };
+    let label = driver.options.device_label.clone();
+    drop(driver);
+    let device = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some(&label),
+            ..Default::default()
+        })
+        .await;
+    let Some(driver) = me.upgrade() else {
+        return;
+    };
+    let (device, queue) = match device {
+        Ok(pair) => pair,
+        Err(e) => return driver.fail(attempt, InitFailure::Step(InitStep::Device, e.to_string())),
+    };
+    let (reply, adopted) = oneshot::channel();
+    let arrival = Arrival {
+        instance,
+        surface,
+        adapter,
+        device,
+        queue,
+    };
+    driver.drive(Job::Event(
+        Event::DeviceCreated { attempt },
+        Handover::Device { arrival, reply },
+    ));
+    drop(driver);
+    // Discarded (stopped or superseded meanwhile): the driver let it go.
+    let Some((arrival, generation)) = adopted.await else {
+        return;
+    };
+    let Some(driver) = me.upgrade() else {
+        return;
+    };
+    if !driver.attempt_owns(attempt) {
+        return;
+    }
+    let Arrival {
+        instance,
+        surface,
+        adapter,
+        device,
+        queue,
+    } = arrival;
+    let watcher = me.clone();
+    let watch = driver.host.watch_loss(
+        &device,
+        Box::new(move |reason, message| {
+            if let Some(driver) = watcher.upgrade() {
+                let at_ms = driver.host.now_ms() as u64;
+                driver.dispatch(Event::Lost {
+                    generation,
+                    reason,
+                    message,
+                    at_ms,
+                });
+            }
+        }),
+    );
+    let listener = driver.host.listen(&device);
+    let size = driver.host.drawing_size();
+    let capabilities = surface.get_capabilities(&adapter);
+    let Some(&format) = capabilities.formats.first() else {
+        return driver.fail(
+            attempt,
+            InitFailure::Canvas("the surface offers no format for this adapter".into()),
+        );
+    };
+    let config = wgpu::SurfaceConfiguration {
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        format,
+        width: size.0,
+        height: size.1,
+        present_mode: wgpu::PresentMode::Fifo,
+        desired_maximum_frame_latency: 2,
+        alpha_mode: wgpu::CompositeAlphaMode::Opaque,
+        view_formats: vec![],
+        color_space: Default::default(),
+    };
+    surface.configure(&device, &config);
+    let gpu = Rc::new(Gpu::new(GpuParts {
+        adapter,
+        device,
+        queue,
+        format,
+        generation,
+        size,
+        ledger: driver.ledger.clone(),
+        outlet: driver.host.outlet(),
+    }));
+    let app = driver.app.clone();
+    let built = driver.host.guard_future("build", app.build(&gpu)).await;
+    if !driver.attempt_owns(attempt) {
+        // Stopped or superseded meanwhile: the driver let the device go.
+        if let Ok(Ok(resources)) = built {
+            let mut resources = Some(resources);
+            let _ = driver
+                .host
+                .call_app("dropping the application's resources", &mut || {
+                    drop(resources.take())
+                });
+        }
+        return;
+    }
+    match built.and_then(|result| result) {
+        Ok(resources) => {
+            let live = Live {
+                gpu,
+                instance,
+                surface: RefCell::new(surface),
+                config: RefCell::new(config),
+                resources: RefCell::new(Some(resources)),
+                frames: Cell::new(0),
+                watches: RefCell::new(vec![watch, listener]),
+            };
+            driver.drive(Job::Event(
+                Event::InitSucceeded {
+                    attempt,
+                    generation,
+                },
+                Handover::Built(Box::new(live)),
+            ));
+        }
+        Err(fault) => {
+            let may_pass = matches!(
+                fault.kind,
+                FaultKind::OutOfMemory | FaultKind::Internal | FaultKind::DeviceLost
+            );
+            let message = fault.to_string();
+            driver.report(fault.in_phase("build"));
+            drop((watch, listener));
+            let failure = if may_pass {
+                InitFailure::ResourcesMayPass(message)
+            } else {
+                InitFailure::Resources(message)
+            };
+            driver.fail(attempt, failure);
+        }
+    }
+}

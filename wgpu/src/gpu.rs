@@ -1,0 +1,293 @@
+//! [`Gpu`]: what `build` and `frame` draw with. wgpu's adapter, device and
+//! queue as they are, plus what the guard adds: phases, labelled and counted
+//! creations ([`Tracked`]), shader diagnostics with carets, and the way to the
+//! runtime's rate-limited fault log.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use webgpu_guard_core::fault::{CallSite, Fault, FaultKind};
+use webgpu_guard_core::ledger::{EntryId, LedgerReport, ObjectKind, SharedLedger};
+use webgpu_guard_core::shader_diag::{MessageType, ShaderDiagnostics};
+use wgpu::util::DeviceExt;
+
+use crate::compilation::{message_in_utf16, ByteSpan};
+use crate::scopes::{ClosedSet, Phase, ScopeStack};
+
+/// Where faults go and how later work runs: the runtime's, per platform.
+pub(crate) trait Outlet {
+    /// Reports `fault` once through the rate-limited fault log.
+    fn report(&self, fault: Fault);
+    /// Writes an informational line.
+    fn note(&self, text: &str);
+    /// Runs `future` to completion on the platform's executor.
+    fn spawn(&self, future: Pin<Box<dyn Future<Output = ()>>>);
+    /// The frame number uncaptured errors are tagged with from now on.
+    fn set_frame(&self, frame: u64);
+}
+
+/// One device generation's GPU, as `build` and `frame` see it.
+pub struct Gpu {
+    /// The adapter this device came from (a new one for every device).
+    pub adapter: wgpu::Adapter,
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The surface's format, as configured.
+    pub format: wgpu::TextureFormat,
+    /// Which device this is (1 for the first).
+    pub generation: u64,
+    size: Cell<(u32, u32)>,
+    scopes: ScopeStack,
+    ledger: SharedLedger,
+    outlet: Rc<dyn Outlet>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("generation", &self.generation)
+            .field("format", &self.format)
+            .field("size", &self.size.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a [`Gpu`] is made of, as an init attempt gathered it.
+pub(crate) struct GpuParts {
+    pub(crate) adapter: wgpu::Adapter,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) format: wgpu::TextureFormat,
+    pub(crate) generation: u64,
+    pub(crate) size: (u32, u32),
+    pub(crate) ledger: SharedLedger,
+    pub(crate) outlet: Rc<dyn Outlet>,
+}
+
+impl Gpu {
+    pub(crate) fn new(parts: GpuParts) -> Self {
+        Gpu {
+            adapter: parts.adapter,
+            device: parts.device,
+            queue: parts.queue,
+            format: parts.format,
+            generation: parts.generation,
+            size: Cell::new(parts.size),
+            scopes: ScopeStack::default(),
+            ledger: parts.ledger,
+            outlet: parts.outlet,
+        }
+    }
+
+    /// The drawing buffer's size, as the surface is configured.
+    pub fn size(&self) -> (u32, u32) {
+        self.size.get()
+    }
+
+    pub(crate) fn set_size(&self, size: (u32, u32)) {
+        self.size.set(size);
+    }
+
+    /// Starts a phase named `name`: its own validation, out-of-memory and
+    /// internal scopes until [`Phase::end`].
+    pub fn phase(&self, name: &str) -> Phase<'_> {
+        Phase::new(self, name)
+    }
+
+    /// Live objects and bytes made through this runtime's `create_*`, by kind
+    /// and label (across devices: a lost device's objects are released with
+    /// the resources that held them).
+    pub fn ledger(&self) -> LedgerReport {
+        self.ledger.report()
+    }
+
+    /// Reports `fault` through the runtime's fault log (rate-limited, counted,
+    /// sent to telemetry).
+    pub fn report(&self, fault: Fault) {
+        self.outlet.report(fault);
+    }
+
+    /// A labelled, counted buffer. Its label is what faults and the ledger
+    /// call it (`"unlabelled"` when the descriptor has none).
+    #[track_caller]
+    pub fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> Tracked<wgpu::Buffer> {
+        let label = desc.label.unwrap_or("unlabelled");
+        self.track(
+            ObjectKind::Buffer,
+            label,
+            desc.size,
+            CallSite::here(),
+            || self.device.create_buffer(desc),
+        )
+    }
+
+    /// A labelled, counted buffer filled with `contents`.
+    #[track_caller]
+    pub fn create_buffer_init(
+        &self,
+        desc: &wgpu::util::BufferInitDescriptor<'_>,
+    ) -> Tracked<wgpu::Buffer> {
+        let label = desc.label.unwrap_or("unlabelled");
+        let bytes = desc.contents.len() as u64;
+        self.track(ObjectKind::Buffer, label, bytes, CallSite::here(), || {
+            self.device.create_buffer_init(desc)
+        })
+    }
+
+    /// A labelled, counted texture (its bytes: every mip level, times its
+    /// sample count).
+    #[track_caller]
+    pub fn create_texture(&self, desc: &wgpu::TextureDescriptor<'_>) -> Tracked<wgpu::Texture> {
+        let label = desc.label.unwrap_or("unlabelled");
+        self.track(
+            ObjectKind::Texture,
+            label,
+            texture_bytes(desc),
+            CallSite::here(),
+            || self.device.create_texture(desc),
+        )
+    }
+
+    /// Compiles WGSL `source` labelled `label` inside its own phase, and reads
+    /// the compiler's messages: errors and warnings come as
+    /// `label:line:col`, the source line and a caret under the span (right
+    /// under wide characters too). Warnings are written to the fault log;
+    /// errors are the `Err`.
+    #[track_caller]
+    pub fn create_shader_module(
+        &self,
+        label: &str,
+        source: &str,
+    ) -> impl Future<Output = Result<wgpu::ShaderModule, Fault>> + '_ {
+        let site = CallSite::here();
+        let label = label.to_string();
+        let source = source.to_string();
+        async move {
+            let phase = self.phase(&format!("shader {label}"));
+            self.scopes.record_call(&label, site);
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
+                });
+            let info = module.get_compilation_info().await;
+            let caught = phase.end().await;
+            let messages = info
+                .messages
+                .iter()
+                .map(|m| {
+                    let kind = match m.message_type {
+                        wgpu::CompilationMessageType::Error => MessageType::Error,
+                        wgpu::CompilationMessageType::Warning => MessageType::Warning,
+                        wgpu::CompilationMessageType::Info => MessageType::Info,
+                    };
+                    let span = m.location.map(|l| ByteSpan {
+                        line_number: l.line_number,
+                        offset: l.offset,
+                        length: l.length,
+                    });
+                    message_in_utf16(&source, kind, &m.message, span)
+                })
+                .collect();
+            let diagnostics = ShaderDiagnostics::new(&label, &source, messages);
+            if diagnostics.has_errors() {
+                return Err(Fault::new(FaultKind::Validation, diagnostics.to_string())
+                    .on_object(label)
+                    .at(site));
+            }
+            if !diagnostics.is_empty() {
+                self.outlet.note(&diagnostics.to_string());
+            }
+            caught.map(|()| module)
+        }
+    }
+
+    /// Makes an object with `create`, labelled and counted under `kind`.
+    fn track<T>(
+        &self,
+        kind: ObjectKind,
+        label: &str,
+        bytes: u64,
+        site: CallSite,
+        create: impl FnOnce() -> T,
+    ) -> Tracked<T> {
+        self.scopes.record_call(label, site);
+        let object = create();
+        let id = self.ledger.register(kind, label, bytes);
+        Tracked {
+            object,
+            ledger: self.ledger.clone(),
+            id,
+        }
+    }
+
+    pub(crate) fn scopes(&self) -> &ScopeStack {
+        &self.scopes
+    }
+
+    /// Reports what `set` catches, when the device answers.
+    pub(crate) fn report_later(&self, set: ClosedSet) {
+        self.report_later_tagged(set, |fault| fault);
+    }
+
+    /// As `report_later`, each fault passed through `tag` first.
+    pub(crate) fn report_later_tagged(
+        &self,
+        set: ClosedSet,
+        tag: impl Fn(Fault) -> Fault + 'static,
+    ) {
+        let outlet = self.outlet.clone();
+        self.outlet.spawn(Box::pin(async move {
+            for fault in set.faults().await {
+                outlet.report(tag(fault));
+            }
+        }));
+    }
+}
+
+/// The bytes a texture occupies: each mip level's footprint times its samples.
+fn texture_bytes(desc: &wgpu::TextureDescriptor<'_>) -> u64 {
+    (0..desc.mip_level_count)
+        .filter_map(|level| desc.mip_level_size(level))
+        .map(|extent| desc.format.theoretical_memory_footprint(extent))
+        .sum::<u64>()
+        * u64::from(desc.sample_count.max(1))
+}
+
+/// A wgpu object made through [`Gpu`]: counted in the ledger while it lives.
+/// Derefs to the object; dropping it takes it off the ledger (wgpu releases
+/// the object itself when its last handle goes).
+pub struct Tracked<T> {
+    object: T,
+    ledger: SharedLedger,
+    id: Option<EntryId>,
+}
+
+impl<T> Deref for Tracked<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.object
+    }
+}
+
+impl<T> Drop for Tracked<T> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.ledger.release(id);
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Tracked<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracked")
+            .field("object", &self.object)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,88 @@
+//! webgpu-guard for wgpu: a wgpu application that comes back, identical, after
+//! its device is lost, and whose GPU errors arrive labelled, rate-limited and
+//! named after the phase and the object that caused them.
+//!
+//! You write an [`App`]: `build` makes every GPU object on a fresh device,
+//! `frame` draws one frame, state that must survive a loss lives in the `App`
+//! itself. A [`Runtime`] owns the instance, adapter, device and surface and
+//! the loop; when the device is lost (a driver reset, a GPU-process crash, a
+//! `matarGPU()` from the console) it makes a new adapter and device and calls
+//! `build` again, with backoff, a cap and a fallback in place of the canvas
+//! when it gives up.
+//!
+//! ```no_run
+//! # #[cfg(target_arch = "wasm32")]
+//! # mod demo {
+//! use webgpu_guard_wgpu::{App, Fault, Frame, Gpu, Runtime, RuntimeOptions};
+//!
+//! struct Clear;
+//!
+//! impl App for Clear {
+//!     type Resources = ();
+//!
+//!     async fn build(&self, _gpu: &Gpu) -> Result<(), Fault> {
+//!         Ok(())
+//!     }
+//!
+//!     fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+//!         let mut encoder = gpu.device.create_command_encoder(&Default::default());
+//!         encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+//!             label: Some("clear"),
+//!             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+//!                 view: &frame.view,
+//!                 depth_slice: None,
+//!                 resolve_target: None,
+//!                 ops: wgpu::Operations {
+//!                     load: wgpu::LoadOp::Clear(wgpu::Color::BLUE),
+//!                     store: wgpu::StoreOp::Store,
+//!                 },
+//!             })],
+//!             ..Default::default()
+//!         });
+//!         gpu.queue.submit([encoder.finish()]);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! fn main() {
+//!     let runtime = Runtime::on_canvas_id(Clear, "canvas", RuntimeOptions::default())
+//!         .expect("a <canvas id=\"canvas\">");
+//!     runtime.expose_console();
+//!     runtime.start();
+//! }
+//! # }
+//! ```
+//!
+//! The parts: [`App`] and [`Frame`] (what you write), [`Gpu`] (what `build`
+//! and `frame` draw with: wgpu's device and queue, phases, labelled and counted
+//! creations, shader diagnostics), the runtime (`web::Runtime` in the browser;
+//! the platform-neutral driver behind it is shared with the desktop's). The
+//! decisions (when to rebuild, when to give up) are `webgpu-guard-core`'s
+//! supervisor's, the same as webgpu-guard's.
+
+pub use webgpu_guard_core::fault::{Fault, FaultKind};
+pub use webgpu_guard_core::supervisor::{Fallback, RecoveryAnswer};
+
+pub mod compilation;
+
+#[cfg(target_arch = "wasm32")]
+mod app;
+#[cfg(target_arch = "wasm32")]
+mod driver;
+#[cfg(target_arch = "wasm32")]
+mod gpu;
+#[cfg(target_arch = "wasm32")]
+mod host;
+#[cfg(target_arch = "wasm32")]
+mod scopes;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+#[cfg(target_arch = "wasm32")]
+pub use app::{App, Frame};
+#[cfg(target_arch = "wasm32")]
+pub use gpu::{Gpu, Tracked};
+#[cfg(target_arch = "wasm32")]
+pub use scopes::Phase;
+#[cfg(target_arch = "wasm32")]
+pub use web::{Runtime, RuntimeOptions};

@@ -1,0 +1,195 @@
+//! Error scopes that wgpu can never see popped out of order. wgpu 28+ hands
+//! out an `ErrorScopeGuard` per push and panics when one is popped before a
+//! scope pushed after it. Every scope this crate pushes lives on one stack per
+//! device ([`ScopeStack`]); closing a scope closes every scope opened after
+//! it first, newest first, so the order wgpu checks always holds, whichever
+//! [`Phase`] ends or is dropped first.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+
+use webgpu_guard_core::fault::{label_in_message, CallSite, Fault, FaultKind};
+
+use crate::gpu::Gpu;
+
+/// A popped scope's outcome, still to come.
+type PopFuture = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
+
+/// The filters of one set, in the order they are pushed (popped in reverse).
+const FILTERS: [wgpu::ErrorFilter; 3] = [
+    wgpu::ErrorFilter::Validation,
+    wgpu::ErrorFilter::OutOfMemory,
+    wgpu::ErrorFilter::Internal,
+];
+
+/// One open set of scopes (validation, out of memory, internal).
+struct OpenSet {
+    id: u64,
+    name: String,
+    guards: Vec<wgpu::ErrorScopeGuard>,
+    /// The labelled creations made while this set was the newest, with their
+    /// call sites: the suspects of an error whose message names no object.
+    calls: Vec<(String, CallSite)>,
+}
+
+/// A set closed: its scopes popped, their outcomes still to come.
+pub(crate) struct ClosedSet {
+    name: String,
+    pops: Vec<PopFuture>,
+    calls: Vec<(String, CallSite)>,
+}
+
+impl ClosedSet {
+    /// The set's faults, once the device answered: each names the set, the
+    /// object the message names, or else the set's labelled calls.
+    pub(crate) async fn faults(self) -> Vec<Fault> {
+        let mut faults = Vec::new();
+        for pop in self.pops {
+            if let Some(error) = pop.await {
+                faults.push(fault_of(&error, &self.name, &self.calls));
+            }
+        }
+        faults
+    }
+}
+
+/// The fault of one of wgpu's errors, caught by the set `name`.
+pub(crate) fn fault_of(error: &wgpu::Error, name: &str, calls: &[(String, CallSite)]) -> Fault {
+    let (kind, message) = match error {
+        wgpu::Error::Validation { description, .. } => (FaultKind::Validation, description.clone()),
+        wgpu::Error::OutOfMemory { source } => (FaultKind::OutOfMemory, source.to_string()),
+        wgpu::Error::Internal { description, .. } => (FaultKind::Internal, description.clone()),
+    };
+    let label = label_in_message(&message);
+    let mut fault = Fault::new(kind, message).in_phase(name);
+    match label {
+        Some(label) => fault = fault.on_object(label),
+        None => fault.suspects = Some(calls.to_vec()),
+    }
+    fault
+}
+
+/// Every set of scopes open on one device, oldest first.
+#[derive(Default)]
+pub(crate) struct ScopeStack {
+    open: RefCell<Vec<OpenSet>>,
+    next_id: Cell<u64>,
+}
+
+impl ScopeStack {
+    /// Pushes a set (validation, out of memory, internal) named `name`.
+    pub(crate) fn open(&self, device: &wgpu::Device, name: &str) -> u64 {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        let guards = FILTERS
+            .iter()
+            .map(|filter| device.push_error_scope(*filter))
+            .collect();
+        self.open.borrow_mut().push(OpenSet {
+            id,
+            name: name.to_string(),
+            guards,
+            calls: Vec::new(),
+        });
+        id
+    }
+
+    /// Closes set `id` and every set opened after it, newest first, each
+    /// popped in reverse: what each will say, newest first. Nothing when `id`
+    /// was closed already (with a set opened before it).
+    pub(crate) fn close(&self, id: u64) -> Vec<ClosedSet> {
+        let closing: Vec<OpenSet> = {
+            let mut open = self.open.borrow_mut();
+            match open.iter().position(|set| set.id == id) {
+                Some(at) => open.drain(at..).collect(),
+                None => return Vec::new(),
+            }
+        };
+        closing
+            .into_iter()
+            .rev()
+            .map(|set| {
+                let mut guards = set.guards;
+                let mut pops: Vec<PopFuture> = Vec::with_capacity(guards.len());
+                while let Some(guard) = guards.pop() {
+                    pops.push(Box::pin(guard.pop()));
+                }
+                ClosedSet {
+                    name: set.name,
+                    pops,
+                    calls: set.calls,
+                }
+            })
+            .collect()
+    }
+
+    /// Records a labelled creation in the newest open set.
+    pub(crate) fn record_call(&self, label: &str, site: CallSite) {
+        if let Some(set) = self.open.borrow_mut().last_mut() {
+            set.calls.push((label.to_string(), site));
+        }
+    }
+}
+
+/// A phase of work (an upload, the build of a pipeline) inside its own error
+/// scopes (validation, out of memory, internal). [`Phase::end`] pops them in
+/// reverse and says what they caught, as a [`Fault`] naming the phase and the
+/// object the engine's message names. A phase dropped without `end` (a `?`
+/// between) is popped all the same, and what it caught is reported through
+/// the runtime's fault log. Phases nest; ending an outer phase first ends the
+/// inner ones too (their faults reported), so the order wgpu demands holds.
+#[must_use = "a phase catches errors until it ends: call `end().await`"]
+pub struct Phase<'a> {
+    gpu: &'a Gpu,
+    id: u64,
+    ended: bool,
+}
+
+impl<'a> Phase<'a> {
+    pub(crate) fn new(gpu: &'a Gpu, name: &str) -> Self {
+        let id = gpu.scopes().open(&gpu.device, name);
+        Phase {
+            gpu,
+            id,
+            ended: false,
+        }
+    }
+
+    /// Pops the phase's scopes (and any phase opened inside it and still open,
+    /// first) and waits for their outcome: `Err` with the first fault, the
+    /// others attached as related.
+    pub async fn end(mut self) -> Result<(), Fault> {
+        self.ended = true;
+        let mut closed = self.gpu.scopes().close(self.id);
+        let own = closed.pop();
+        for inner in closed {
+            self.gpu.report_later(inner);
+        }
+        let Some(own) = own else {
+            return Ok(());
+        };
+        let mut faults = own.faults().await.into_iter();
+        match faults.next() {
+            None => Ok(()),
+            Some(first) => Err(first.with_related(faults.collect())),
+        }
+    }
+}
+
+impl Drop for Phase<'_> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        for set in self.gpu.scopes().close(self.id) {
+            self.gpu.report_later(set);
+        }
+    }
+}
+
+impl std::fmt::Debug for Phase<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Phase").field("id", &self.id).finish()
+    }
+}

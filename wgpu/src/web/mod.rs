@@ -1,0 +1,219 @@
+//! The browser's [`Runtime`]: an [`App`] on a `<canvas>`, through wgpu's
+//! WebGPU backend.
+
+mod console;
+mod host;
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::HtmlCanvasElement;
+use webgpu_guard::web::FaultSink;
+use webgpu_guard_core::fault::{Fault, FaultKind};
+use webgpu_guard_core::supervisor::{
+    DeviceState, Fallback, LossRecord, RecoveryAnswer, Supervisor, SupervisorOptions,
+};
+
+use crate::app::App;
+use crate::driver::{Driver, DriverOptions};
+use crate::gpu::Gpu;
+use host::WebHost;
+
+/// The browser console's lines (`log::error`, `log::warn`, `log::info`), as
+/// the runtime writes them.
+pub use webgpu_guard::web::log;
+
+/// How a runtime runs.
+#[derive(Clone, Debug)]
+pub struct RuntimeOptions {
+    /// Backoff, its cap, the crash-loop rule, the init deadline and the stall
+    /// time (webgpu-guard's defaults).
+    pub supervisor: SupervisorOptions,
+    /// The label of every device the runtime makes.
+    pub device_label: String,
+    /// One frame in how many runs inside error scopes (validation, out of
+    /// memory, internal) spanning its `submit`; 1: every frame.
+    pub frame_scope_every: u32,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            supervisor: SupervisorOptions::default(),
+            device_label: "main-device".into(),
+            frame_scope_every: 32,
+        }
+    }
+}
+
+thread_local! {
+    /// Started runtimes: each keeps itself alive until `stop()`.
+    static STARTED: RefCell<Vec<Rc<dyn Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs an [`App`] on a canvas with wgpu (WebGPU backend): brings a device
+/// up, draws frames, and after a loss makes a new adapter and device and
+/// builds again; see the crate's documentation. Cheap to clone (a handle).
+pub struct Runtime<A: App> {
+    driver: Rc<Driver<A, WebHost>>,
+}
+
+impl<A: App> Clone for Runtime<A> {
+    fn clone(&self) -> Self {
+        Runtime {
+            driver: self.driver.clone(),
+        }
+    }
+}
+
+impl<A: App> std::fmt::Debug for Runtime<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("state", &self.driver.state())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: App> Runtime<A> {
+    /// A runtime for `app` on the page's `<canvas id="…">`; `Err` naming the
+    /// id when there is no such canvas.
+    pub fn on_canvas_id(app: A, id: &str, options: RuntimeOptions) -> Result<Self, Fault> {
+        let canvas = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(id))
+            .ok_or_else(|| {
+                Fault::new(FaultKind::Exception, format!("no element with id \"{id}\""))
+            })?
+            .dyn_into::<HtmlCanvasElement>()
+            .map_err(|_| {
+                Fault::new(
+                    FaultKind::Exception,
+                    format!("the element with id \"{id}\" is not a <canvas>"),
+                )
+            })?;
+        Ok(Runtime::new(app, canvas, options))
+    }
+
+    /// A runtime for `app` on `canvas`. Nothing happens until [`Runtime::start`].
+    pub fn new(app: A, canvas: HtmlCanvasElement, options: RuntimeOptions) -> Self {
+        webgpu_guard::web::crash::install_panic_hook();
+        let faults = FaultSink::new(Rc::new(Cell::new(0)));
+        let host = WebHost::new(canvas, faults);
+        let options = DriverOptions {
+            supervisor: options.supervisor,
+            device_label: options.device_label,
+            frame_scope_every: options.frame_scope_every,
+        };
+        Runtime {
+            driver: Driver::new(Rc::new(app), host, options),
+        }
+    }
+
+    /// Starts (or starts again after `stop()` or a fallback). The runtime
+    /// keeps itself alive until [`Runtime::stop`].
+    pub fn start(&self) {
+        let me: Rc<dyn Any> = self.driver.clone();
+        STARTED.with(|started| {
+            let mut started = started.borrow_mut();
+            if !started.iter().any(|s| Rc::ptr_eq(s, &me)) {
+                started.push(me);
+            }
+        });
+        self.driver.start();
+    }
+
+    /// Stops on purpose: releases every GPU object and the device, no restart.
+    pub fn stop(&self) {
+        self.driver.stop();
+        let me: Rc<dyn Any> = self.driver.clone();
+        STARTED.with(|started| started.borrow_mut().retain(|s| !Rc::ptr_eq(s, &me)));
+    }
+
+    /// The full recovery path, as a real loss would take it (`matarGPU()`):
+    /// the resources released, the device let go, a new adapter and device
+    /// built. Returns what it does.
+    pub fn force_recovery(&self) -> RecoveryAnswer {
+        self.driver.force_recovery()
+    }
+
+    /// The application.
+    pub fn app(&self) -> &Rc<A> {
+        &self.driver.app
+    }
+
+    /// The canvas.
+    pub fn canvas(&self) -> &HtmlCanvasElement {
+        &self.driver.host.canvas
+    }
+
+    /// The fault sink: every fault, note and warning goes there (the console,
+    /// the counters, the telemetry sink: `faults().set_sink(...)`).
+    pub fn faults(&self) -> &FaultSink {
+        &self.driver.host.outlet.faults
+    }
+
+    /// Lends the running device's [`Gpu`] and the resources to `f`; `None`
+    /// when no device runs or they are in use (called from inside a frame).
+    pub fn with_live<R>(&self, f: impl FnOnce(&Gpu, &mut A::Resources) -> R) -> Option<R> {
+        self.driver.with_live(f)
+    }
+
+    /// Where the runtime stands.
+    pub fn status(&self) -> Status {
+        let faults = self.faults();
+        let stats = faults.stats();
+        let live = self.driver.ledger.live();
+        let (frames, frames_from_timer) = self.driver.frame_counts();
+        self.driver.read(|s: &Supervisor| Status {
+            state: s.state(),
+            generation: s.generation(),
+            recoveries: s.recoveries(),
+            frames,
+            frames_from_timer,
+            live_objects: live.objects,
+            live_bytes: live.bytes,
+            validation: stats.validation,
+            out_of_memory: stats.out_of_memory,
+            internal: stats.internal,
+            logged: stats.logged,
+            suppressed: stats.suppressed,
+            last_loss: s.last_loss().cloned(),
+            fallback: s.fallback().cloned(),
+        })
+    }
+}
+
+/// Where a runtime stands, as `gpuStatus()` reports it.
+#[derive(Clone, Debug)]
+pub struct Status {
+    /// The supervisor's state.
+    pub state: DeviceState,
+    /// The last device generation (0 before the first).
+    pub generation: u64,
+    /// Devices rebuilt after a loss.
+    pub recoveries: u64,
+    /// Frames drawn.
+    pub frames: u64,
+    /// Of those, frames drawn from a timer (animation frames did not come).
+    pub frames_from_timer: u64,
+    /// Objects made through `Gpu::create_*` and alive.
+    pub live_objects: u64,
+    /// Their bytes.
+    pub live_bytes: u64,
+    /// Validation errors counted.
+    pub validation: u64,
+    /// Out-of-memory errors counted.
+    pub out_of_memory: u64,
+    /// Internal errors counted.
+    pub internal: u64,
+    /// Lines written.
+    pub logged: u64,
+    /// Lines the rate limit held back.
+    pub suppressed: u64,
+    /// The last loss.
+    pub last_loss: Option<LossRecord>,
+    /// The fallback shown, if any.
+    pub fallback: Option<Fallback>,
+}

@@ -1,0 +1,237 @@
+//! webgpu-guard-wgpu in a real browser (headless Chromium on SwiftShader,
+//! headless Firefox on lavapipe), through its public API only: a runtime on a
+//! canvas of the test page, with applications made to fail on purpose.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use webgpu_guard_wgpu::{App, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// A fresh canvas in the test page.
+fn canvas() -> web_sys::HtmlCanvasElement {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let canvas: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").unwrap().unchecked_into();
+    canvas.set_width(64);
+    canvas.set_height(64);
+    document.body().unwrap().append_child(&canvas).unwrap();
+    canvas
+}
+
+/// Waits (20 ms at a time, 30 s at most) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..1500 {
+        if done() {
+            return;
+        }
+        gloo_timers::future::TimeoutFuture::new(20).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Clears the frame; what `build` does is the test's.
+fn clear(gpu: &Gpu, frame: &Frame) {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("clear"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &frame.view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(wgpu::Color::BLUE),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        ..Default::default()
+    });
+    gpu.queue.submit([encoder.finish()]);
+}
+
+/// What each build's work returned.
+type Outcomes = Rc<RefCell<Vec<Result<(), Fault>>>>;
+
+/// An application whose `build` runs `work` and keeps what it returns.
+struct Probe<W> {
+    work: W,
+    seen: Outcomes,
+    builds: Rc<Cell<u32>>,
+    throw_at_frame: Option<u64>,
+}
+
+impl<W> App for Probe<W>
+where
+    W: AsyncFn(&Gpu) -> Result<(), Fault> + 'static,
+{
+    type Resources = ();
+
+    async fn build(&self, gpu: &Gpu) -> Result<(), Fault> {
+        self.builds.set(self.builds.get() + 1);
+        let outcome = (self.work)(gpu).await;
+        self.seen.borrow_mut().push(outcome);
+        Ok(())
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+        if Some(frame.number) == self.throw_at_frame {
+            throw_through_wasm();
+        }
+        clear(gpu, frame);
+        Ok(())
+    }
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(
+    inline_js = "export function throw_through_wasm() { throw new Error('thrown through the frame'); }"
+)]
+extern "C" {
+    fn throw_through_wasm();
+}
+
+fn probe<W>(work: W) -> (Runtime<Probe<W>>, Outcomes)
+where
+    W: AsyncFn(&Gpu) -> Result<(), Fault> + 'static,
+{
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let app = Probe {
+        work,
+        seen: seen.clone(),
+        builds: Rc::new(Cell::new(0)),
+        throw_at_frame: None,
+    };
+    let runtime = Runtime::new(app, canvas(), RuntimeOptions::default());
+    (runtime, seen)
+}
+
+#[wasm_bindgen_test]
+async fn a_phase_names_the_buffer_whose_creation_failed() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        let phase = gpu.phase("upload");
+        // A mappable buffer may not be a storage buffer.
+        let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wrong-usages"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        phase.end().await
+    });
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    let fault = seen.borrow()[0]
+        .clone()
+        .expect_err("the phase caught nothing");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert_eq!(fault.origin.phase.as_deref(), Some("upload"), "{fault}");
+    // Dawn names the buffer in its message; wgpu (Firefox) does not, and the
+    // fault lists the phase's labelled calls instead.
+    let named = fault.object_label().as_deref() == Some("wrong-usages");
+    let suspected = fault
+        .suspects
+        .as_ref()
+        .is_some_and(|calls| calls.iter().any(|(label, _)| label == "wrong-usages"));
+    assert!(named || suspected, "{fault:?}");
+    runtime.stop();
+}
+
+#[wasm_bindgen_test]
+async fn phases_ended_out_of_order_never_unbalance_the_scopes() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        let outer = gpu.phase("outer");
+        let inner = gpu.phase("inner");
+        // wgpu would panic on the outer pop before the inner one: the outer
+        // phase ends the inner one first.
+        outer.end().await?;
+        drop(inner);
+        // The stack is balanced: a new phase catches its own error.
+        let phase = gpu.phase("after");
+        let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("after-wrong"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        phase.end().await
+    });
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    let fault = seen.borrow()[0]
+        .clone()
+        .expect_err("the last phase caught nothing");
+    assert_eq!(fault.origin.phase.as_deref(), Some("after"), "{fault}");
+    runtime.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        // Wide characters before the mistake on its own line: wgpu counts
+        // bytes, the caret counts columns.
+        let source = "// 中文の注釈\n@fragment fn fs() -> @location(0) vec4f {\n  return /* 中文 */ vec4f(oops);\n}\n";
+        gpu.create_shader_module("bad-shader", source)
+            .await
+            .map(|_| ())
+    });
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    let fault = seen.borrow()[0].clone().expect_err("the shader compiled");
+    let text = fault.message.clone();
+    assert!(text.contains("bad-shader:3:"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let source_line = lines
+        .iter()
+        .position(|l| l.contains("vec4f(oops);"))
+        .unwrap_or_else(|| panic!("no source line in {text}"));
+    let caret_line = lines[source_line + 1];
+    let caret = caret_line
+        .find('^')
+        .unwrap_or_else(|| panic!("no caret in {text}"));
+    // In display columns: each of the two wide characters takes two.
+    let line = lines[source_line];
+    let token = line[..line.find("oops").unwrap()].chars().count() + 2;
+    assert_eq!(caret, token, "{text}");
+    runtime.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_forced_loss_is_recovered_on_a_new_device_and_builds_again() {
+    let (runtime, _seen) = probe(async |_: &Gpu| Ok(()));
+    runtime.start();
+    until("frames on device 1", || {
+        let s = runtime.status();
+        s.generation == 1 && s.frames > 2
+    })
+    .await;
+    let frames = runtime.status().frames;
+    runtime.force_recovery();
+    until("frames on device 2", || {
+        let s = runtime.status();
+        s.generation == 2 && s.recoveries == 1 && s.frames > frames + 2
+    })
+    .await;
+    assert_eq!(runtime.app().builds.get(), 2);
+    runtime.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_frame_that_throws_is_reported_and_the_loop_goes_on() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let app = Probe {
+        work: async |_: &Gpu| Ok(()),
+        seen,
+        builds: Rc::new(Cell::new(0)),
+        throw_at_frame: Some(3),
+    };
+    let runtime = Runtime::new(app, canvas(), RuntimeOptions::default());
+    runtime.start();
+    until("frames after the throw", || runtime.status().frames > 8).await;
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("thrown through the frame"), "{lines}");
+    assert_eq!(runtime.status().generation, 1);
+    runtime.stop();
+}
