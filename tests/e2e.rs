@@ -715,6 +715,67 @@ async fn the_wgpu_triangle_renders_and_survives_every_loss(browser: Browser) -> 
     hello_survives_every_loss(browser, "wgpu-triangle/index.html").await
 }
 
+on_both!(the_wgpu_life_board_survives_every_loss_through_its_snapshot);
+/// `examples/wgpu-life`: a board stepped only on the GPU (compute, ping-pong
+/// buffers) and carried across losses by webgpu-guard-wgpu's `GpuSnapshot`.
+/// With `?still` it stops after 60 steps; once a snapshot of the stopped
+/// board is taken, `matarGPU()` and, on Chromium, a GPU-process crash bring
+/// back the identical picture (without the snapshot the board would start
+/// over from its seed).
+async fn the_wgpu_life_board_survives_every_loss_through_its_snapshot(
+    browser: Browser,
+) -> TestResult {
+    let s = session(browser, Flags::WebGpuCrashes).await?;
+    s.driver
+        .goto(s.server.url("wgpu-life/index.html?still"))
+        .await?;
+    s.wait_running(1).await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let life = s.eval("return window.lifeStatus()").await?;
+        let paused = life["pausedAtFrame"].as_u64();
+        let snapshot = life["snapshotFrame"].as_u64();
+        if matches!((paused, snapshot), (Some(p), Some(f)) if f >= p) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot of the stopped board: {life}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = s.element_image("canvas").await?;
+    let green = before.rgba.chunks(4).filter(|p| p[1] > 200).count();
+    assert!(
+        green > 1_000,
+        "only {green} live pixels: the board is not drawn"
+    );
+    s.eval("window.matarGPU(); return true").await?;
+    let (after, _) = s.wait_recovered(2).await?;
+    let after_image = s.element_image("canvas").await?;
+    assert_eq!(
+        before.differing_pixels_saved(&after_image, "wgpu-life-matar"),
+        0,
+        "the board differs after matarGPU(): {after}"
+    );
+    if browser == Browser::Chromium {
+        let generation = after["generation"].as_u64().unwrap_or(2);
+        s.crash_gpu_process().await?;
+        s.wait_recovered(generation + 1).await?;
+        let crash_image = s.element_image("canvas").await?;
+        assert_eq!(
+            before.differing_pixels_saved(&crash_image, "wgpu-life-crash"),
+            0,
+            "the board differs after a GPU-process crash"
+        );
+    }
+    let life = s.eval("return window.lifeStatus()").await?;
+    assert_eq!(life["steps"], 60, "{life}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(the_readme_s_app_is_sharp_at_ratio_2_and_never_grows);
 /// The README's canvas is sized by its attributes alone (no CSS): at a device
 /// pixel ratio of 2 its buffer doubles once (480x360 CSS px, 960x720 px) and
@@ -1147,6 +1208,30 @@ async fn firefox_gpu_process_killed_ten_times_recovers_and_keeps_drawing() -> Te
         0,
         "the README's app differs after its GPU process was killed"
     );
+    s.quit().await?;
+    Ok(())
+}
+
+/// The wgpu front on Firefox whose GPU process is killed (headful under Xvfb,
+/// as for the demo): wgpu's device is lost, a new adapter and device are made,
+/// and the triangle comes back identical, its frames coming again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wgpu_triangle_recovers_when_firefox_s_gpu_process_is_killed() -> TestResult {
+    let s = session(Browser::Firefox, Flags::FirefoxGpuProcess).await?;
+    s.driver
+        .goto(s.server.url("wgpu-triangle/index.html"))
+        .await?;
+    s.wait_running(1).await?;
+    let image_before = s.element_image("canvas").await?;
+    s.driver_process.kill_gpu_process()?;
+    let (after, _) = s.wait_recovered(2).await?;
+    let image_after = s.element_image("canvas").await?;
+    assert_eq!(
+        image_before.differing_pixels_saved(&image_after, "firefox-gpu-kill-wgpu-triangle"),
+        0,
+        "the wgpu triangle differs after its GPU process was killed: {after}"
+    );
+    s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
 }

@@ -117,10 +117,12 @@ extern "C" {
 
     /// `getPreferredCanvasFormat()`, as the format's string (web-sys returns
     /// `GpuTextureFormat`, which a build beside wgpu leaves out).
+    #[cfg(not(feature = "web-sys-enums"))]
     pub(crate) fn preferred_canvas_format(gpu: &web_sys::Gpu) -> String;
 
     /// `configure({ device, format, alphaMode })`, the format and the alpha
     /// mode as strings.
+    #[cfg(not(feature = "web-sys-enums"))]
     #[wasm_bindgen(catch)]
     pub(crate) fn try_configure(
         this: &web_sys::GpuCanvasContext,

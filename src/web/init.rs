@@ -32,15 +32,14 @@ impl Default for InitOptions {
     }
 }
 
-impl InitOptions {
-    /// The alpha mode's `GPUCanvasAlphaMode` string.
-    pub(crate) fn alpha_mode_name(&self) -> String {
-        #[cfg(feature = "web-sys-enums")]
-        return crate::web::js::enum_str(self.alpha_mode);
-        #[cfg(not(feature = "web-sys-enums"))]
-        return "opaque".to_string();
-    }
-}
+/// The canvas format as init carries it: web-sys's enum with the
+/// `web-sys-enums` feature (passed as a number, no string table linked in),
+/// its `GPUTextureFormat` string without it.
+#[cfg(feature = "web-sys-enums")]
+pub(crate) type CanvasFormat = GpuTextureFormat;
+/// See the other definition.
+#[cfg(not(feature = "web-sys-enums"))]
+pub(crate) type CanvasFormat = String;
 
 /// `navigator.gpu`, or [`InitFailure::NoWebGpu`].
 pub fn navigator_gpu() -> Result<web_sys::Gpu, InitFailure> {
@@ -128,8 +127,8 @@ pub fn configure_canvas(
     canvas: &HtmlCanvasElement,
     gpu: &web_sys::Gpu,
     device: &GpuDevice,
-    alpha_mode: &str,
-) -> Result<(GpuCanvasContext, String), InitFailure> {
+    options: &InitOptions,
+) -> Result<(GpuCanvasContext, CanvasFormat), InitFailure> {
     let context = canvas
         .get_context("webgpu")
         .map_err(|e| InitFailure::Canvas(describe(&e)))?
@@ -143,9 +142,24 @@ pub fn configure_canvas(
         .dyn_into()
         .map_err(|_| InitFailure::Canvas("the context is not a GPUCanvasContext".into()))?;
     let _ = crate::web::bindings::try_unconfigure(&context);
-    let format = crate::web::bindings::preferred_canvas_format(gpu);
-    crate::web::bindings::try_configure(&context, device, &format, alpha_mode)
-        .map_err(|e| InitFailure::Canvas(describe(&e)))?;
+    #[cfg(feature = "web-sys-enums")]
+    let format = {
+        let format = gpu.get_preferred_canvas_format();
+        let config = web_sys::GpuCanvasConfiguration::new(device, format);
+        config.set_alpha_mode(options.alpha_mode);
+        context
+            .configure(&config)
+            .map_err(|e| InitFailure::Canvas(describe(&e)))?;
+        format
+    };
+    #[cfg(not(feature = "web-sys-enums"))]
+    let format = {
+        let _ = options;
+        let format = crate::web::bindings::preferred_canvas_format(gpu);
+        crate::web::bindings::try_configure(&context, device, &format, "opaque")
+            .map_err(|e| InitFailure::Canvas(describe(&e)))?;
+        format
+    };
     Ok((context, format))
 }
 
@@ -167,6 +181,7 @@ pub struct GpuContext {
     #[cfg(feature = "web-sys-enums")]
     pub format: GpuTextureFormat,
     /// The canvas format's `GPUTextureFormat` string.
+    #[cfg(not(feature = "web-sys-enums"))]
     pub(crate) format_name: String,
     /// The canvas.
     pub canvas: HtmlCanvasElement,
@@ -190,8 +205,11 @@ impl std::fmt::Debug for GpuContext {
 
 impl GpuContext {
     /// The canvas format's `GPUTextureFormat` string (`"bgra8unorm"`, …).
-    pub fn format_name(&self) -> &str {
-        &self.format_name
+    pub fn format_name(&self) -> String {
+        #[cfg(feature = "web-sys-enums")]
+        return crate::web::js::enum_str(self.format);
+        #[cfg(not(feature = "web-sys-enums"))]
+        return self.format_name.clone();
     }
 
     /// The drawing buffer's size (the canvas's `width` and `height`).

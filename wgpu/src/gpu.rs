@@ -208,6 +208,68 @@ impl Gpu {
         }
     }
 
+    /// The out-of-memory ladder: tries `candidates` in order (largest first),
+    /// each inside its own phase, and keeps the first that the device accepts;
+    /// one that does not fit (out of memory, or beyond the device's limits)
+    /// is written as a warning and the next is tried. `Err` naming every size
+    /// tried when none fits.
+    #[track_caller]
+    pub fn create_texture_fitting<'a>(
+        &'a self,
+        candidates: &'a [wgpu::TextureDescriptor<'a>],
+    ) -> impl Future<Output = Result<Fitted, Fault>> + 'a {
+        let site = CallSite::here();
+        async move {
+            let mut failures = Vec::new();
+            for (index, desc) in candidates.iter().enumerate() {
+                let label = desc.label.unwrap_or("unlabelled");
+                let phase = self.phase(&format!("ladder {label}"));
+                let texture = self.track(
+                    ObjectKind::Texture,
+                    label,
+                    texture_bytes(desc),
+                    site,
+                    || self.device.create_texture(desc),
+                );
+                match phase.end().await {
+                    Ok(()) => {
+                        return Ok(Fitted {
+                            texture,
+                            chosen: index,
+                            failures,
+                        })
+                    }
+                    Err(fault) => {
+                        drop(texture);
+                        self.outlet.note(&format!(
+                            "\"{label}\" {}x{} does not fit, trying the next size: {}",
+                            desc.size.width, desc.size.height, fault.message
+                        ));
+                        failures.push((index, fault));
+                    }
+                }
+            }
+            let tried: Vec<String> = failures
+                .iter()
+                .map(|(i, f)| {
+                    let size = candidates[*i].size;
+                    format!("{}x{} ({})", size.width, size.height, f.kind)
+                })
+                .collect();
+            let label = candidates
+                .first()
+                .and_then(|d| d.label)
+                .unwrap_or("unlabelled");
+            Err(Fault::new(
+                FaultKind::OutOfMemory,
+                format!("no size fits: tried {}", tried.join(", ")),
+            )
+            .on_object(label)
+            .at(site)
+            .with_related(failures.into_iter().map(|(_, f)| f).collect()))
+        }
+    }
+
     /// Makes an object with `create`, labelled and counted under `kind`.
     fn track<T>(
         &self,
@@ -248,6 +310,24 @@ impl Gpu {
                 outlet.report(tag(fault));
             }
         }));
+    }
+}
+
+/// What [`Gpu::create_texture_fitting`] obtained, and what it gave up on the way.
+#[derive(Debug)]
+pub struct Fitted {
+    /// The texture that fitted.
+    pub texture: Tracked<wgpu::Texture>,
+    /// Which candidate it is (0: the first, the size wanted).
+    pub chosen: usize,
+    /// The candidates that did not fit, with their faults.
+    pub failures: Vec<(usize, Fault)>,
+}
+
+impl Fitted {
+    /// Whether a smaller candidate than the first was used.
+    pub fn degraded(&self) -> bool {
+        self.chosen > 0
     }
 }
 

@@ -76,12 +76,14 @@ mod host;
 #[cfg(target_arch = "wasm32")]
 mod scopes;
 #[cfg(target_arch = "wasm32")]
+pub mod snapshot;
+#[cfg(target_arch = "wasm32")]
 pub mod web;
 
 #[cfg(target_arch = "wasm32")]
 pub use app::{App, Frame};
 #[cfg(target_arch = "wasm32")]
-pub use gpu::{Gpu, Tracked};
+pub use gpu::{Fitted, Gpu, Tracked};
 #[cfg(target_arch = "wasm32")]
 pub use scopes::Phase;
 #[cfg(target_arch = "wasm32")]

@@ -235,3 +235,69 @@ async fn a_frame_that_throws_is_reported_and_the_loop_goes_on() {
     assert_eq!(runtime.status().generation, 1);
     runtime.stop();
 }
+
+/// A texture of `side` x `side` texels, labelled `label`.
+fn square(label: &'static str, side: u32) -> wgpu::TextureDescriptor<'static> {
+    wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: side,
+            height: side,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+        let fitted = gpu
+            .create_texture_fitting(&[square("shadow", too_big), square("shadow", 256)])
+            .await?;
+        assert_eq!(fitted.chosen, 1);
+        assert!(fitted.degraded());
+        assert_eq!(fitted.texture.width(), 256);
+        assert_eq!(gpu.ledger().label("shadow").map(|t| t.objects), Some(1));
+        let none = gpu
+            .create_texture_fitting(&[square("huge", too_big), square("huge", too_big + 1)])
+            .await
+            .expect_err("a texture beyond the limits fitted");
+        assert!(none.message.contains("no size fits"), "{none}");
+        assert_eq!(none.related.len(), 2, "{none:?}");
+        Ok(())
+    });
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    seen.borrow()[0].clone().expect("the ladder");
+    runtime.stop();
+}
+
+#[wasm_bindgen_test]
+async fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        // Outside any scope: 300 uncaptured validation errors at once, each
+        // worded apart (Firefox reports an identical message once).
+        let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+        for n in 0..300 {
+            let _ = gpu.device.create_texture(&square("storm", too_big + n));
+        }
+        Ok(())
+    });
+    let started = js_sys::Date::now();
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    until("300 errors counted", || runtime.status().validation >= 300).await;
+    let status = runtime.status();
+    let seconds = ((js_sys::Date::now() - started) / 1000.0).ceil() as u64;
+    // 5 lines a second and one cut-off line, besides the runtime's few notes
+    // (the device running): never a line per error.
+    assert!(status.logged <= 6 * seconds + 4, "{seconds} s: {status:?}");
+    runtime.stop();
+}

@@ -116,15 +116,11 @@ impl<A: App> Inner<A> {
         let lost = Inner::watch_loss(&this, &device, generation);
         let listener = this.guard.faults().install(&raw);
         Inner::size_for(&this, &raw);
-        let (context, format) = match init::configure_canvas(
-            &this.canvas,
-            &gpu_api,
-            &raw,
-            &this.options.init.alpha_mode_name(),
-        ) {
-            Ok(pair) => pair,
-            Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
-        };
+        let (context, format) =
+            match init::configure_canvas(&this.canvas, &gpu_api, &raw, &this.options.init) {
+                Ok(pair) => pair,
+                Err(failure) => return Inner::attempt_failed(&this, attempt, failure),
+            };
         this.slot.owns_canvas(generation);
         this.slot.set_adapter(&adapter_name);
         this.guard.faults().set_adapter(&adapter_name);
@@ -134,8 +130,8 @@ impl<A: App> Inner<A> {
             device: device.clone(),
             surface: context,
             #[cfg(feature = "web-sys-enums")]
-            format: web_sys::GpuTextureFormat::from_js_value(&format.as_str().into())
-                .unwrap_or(web_sys::GpuTextureFormat::Bgra8unorm),
+            format,
+            #[cfg(not(feature = "web-sys-enums"))]
             format_name: format,
             canvas: this.canvas.clone(),
             generation,

@@ -650,6 +650,14 @@ fn print_sizes(root: &Path) {
             "bare web-sys triangle",
             root.join("target").join("dist-triangle"),
         ),
+        (
+            "wgpu triangle, guarded",
+            root.join("target").join("dist-wgpu-triangle"),
+        ),
+        (
+            "wgpu triangle, bare",
+            root.join("target").join("dist-wgpu-bare"),
+        ),
     ];
     for (name, dir) in &builds {
         match sizes(dir) {
@@ -672,6 +680,18 @@ fn print_sizes(root: &Path) {
             "  target: demo <= 64 KB gzip: {:.1} KB -> {}",
             demo.1 as f64 / 1024.0,
             verdict(demo.1 <= 64 * 1024)
+        );
+    }
+    if let (Some(guarded), Some(bare)) = (sizes(&builds[3].1), sizes(&builds[4].1)) {
+        let added = guarded.1 as f64 - bare.1 as f64;
+        println!(
+            "  webgpu-guard-wgpu adds {:.1} KB gzip of wasm to the bare wgpu triangle ({:.1} -> {:.1} KB, x{:.2}); \
+             target: at most 40 KB -> {}",
+            added / 1024.0,
+            bare.1 as f64 / 1024.0,
+            guarded.1 as f64 / 1024.0,
+            guarded.1 as f64 / bare.1.max(1) as f64,
+            verdict(added <= 40.0 * 1024.0)
         );
     }
     if let Some(particles) = sizes(&builds[1].1) {
