@@ -282,7 +282,7 @@ impl App for ClearApp {
 
 /// A stop is the application's own decision: nothing may report it as a fault.
 fn assert_nothing_reported(r: &Runtime<ClearApp>) {
-    let net = r.status().net;
+    let net = r.status().faults;
     let errors = net.validation + net.out_of_memory + net.internal + net.other;
     let lines = r.faults().recent_lines();
     assert_eq!(errors, 0, "faults reported: {lines:?}");
@@ -695,7 +695,7 @@ async fn a_frame_that_throws_through_wasm_is_reported_and_its_scopes_popped() {
     wait_until("more frames", || r.app().frames.get() > 10).await;
     let status = r.status();
     assert_eq!(status.state.as_str(), "running");
-    assert!(status.net.other >= 1, "{:?}", status.net);
+    assert!(status.faults.other >= 1, "{:?}", status.faults);
     assert_eq!(
         r.scope_stack_balanced().await,
         Some(true),
@@ -758,7 +758,7 @@ async fn a_fallback_hook_or_a_drop_that_throws_cannot_wedge_the_runtime() {
     assert!(thrown >= 2, "{:?}", r.faults().recent_lines());
     // The build, the hook and the drop: each counted, whatever the console's
     // limit let through.
-    let other = r.status().net.other;
+    let other = r.status().faults.other;
     assert!(other >= 3, "{other}: {:?}", r.faults().recent_lines());
 }
 
@@ -817,7 +817,7 @@ async fn the_drawing_buffer_follows_the_displayed_size_with_one_rebuild_per_chan
     assert_eq!(status.live.objects, baseline.objects, "{status:?}");
     assert_eq!(status.live.bytes, baseline.bytes, "{status:?}");
     assert_eq!(
-        status.net.validation + status.net.out_of_memory,
+        status.faults.validation + status.faults.out_of_memory,
         0,
         "{:?}",
         r.faults().recent_lines()
@@ -840,7 +840,7 @@ async fn the_drawing_buffer_is_clamped_to_the_device_limit() {
     wait_until("the clamped size", || buffer_of(&r).0 == limit).await;
     TimeoutFuture::new(100).await;
     assert_eq!(
-        r.status().net.validation,
+        r.status().faults.validation,
         0,
         "{:?}",
         r.faults().recent_lines()
@@ -882,7 +882,12 @@ async fn a_resize_during_a_recovery_is_applied_to_the_new_device_once() {
     assert!(r.app().resized_to.borrow().len() <= 1);
     let status = r.status();
     assert_eq!(status.live.objects, baseline.objects, "{status:?}");
-    assert_eq!(status.net.validation, 0, "{:?}", r.faults().recent_lines());
+    assert_eq!(
+        status.faults.validation,
+        0,
+        "{:?}",
+        r.faults().recent_lines()
+    );
     r.stop();
 }
 
@@ -1107,7 +1112,7 @@ async fn a_frame_that_throws_leaves_nothing_borrowed_for_the_next_resize() {
         vec![(1, scale(150), scale(75))]
     );
     assert_eq!(
-        r.status().net.validation,
+        r.status().faults.validation,
         0,
         "{:?}",
         r.faults().recent_lines()
@@ -1239,9 +1244,9 @@ async fn a_console_that_throws_loses_its_lines_and_nothing_else() {
     console_throws(false);
     let thrown = r.status().frames_thrown;
     assert!(
-        r.status().net.other >= 2,
+        r.status().faults.other >= 2,
         "the thrown frames were not counted: {:?}",
-        r.status().net
+        r.status().faults
     );
     // The runtime still hears its events (before: the loop stayed busy for
     // good, and `stop()` waited in its queue for ever).
@@ -1299,7 +1304,7 @@ async fn an_out_of_memory_in_a_rebuild_is_retried_and_recovers() {
     let status = r.status();
     assert!(status.fallback.is_none(), "{status:?}");
     assert_eq!(
-        status.net.out_of_memory,
+        status.faults.out_of_memory,
         1,
         "{:?}",
         r.faults().recent_lines()
@@ -1328,7 +1333,7 @@ async fn a_validation_error_in_the_application_s_build_ends_in_the_fallback_at_o
     assert_eq!(*shown.borrow(), vec!["init-failed".to_string()]);
     assert_eq!(r.status().generation, 2, "retried: {:?}", r.status());
     // One fault, written once, classified as what it is: no device was lost.
-    let net = r.status().net;
+    let net = r.status().faults;
     assert_eq!((net.validation, net.other), (1, 0), "{net:?}");
     let groups = r.faults().groups();
     assert!(
@@ -1385,7 +1390,7 @@ async fn a_telemetry_sink_that_throws_through_wasm_cannot_silence_the_net_or_wed
     r.faults().report_ref(&invalid);
     r.faults().report_ref(&invalid.clone());
     wait_until("a frame", || reported.get()).await;
-    let stats = r.status().net;
+    let stats = r.status().faults;
     assert_eq!(stats.validation, 2, "{stats:?}");
     assert!(stats.sink_failures >= 1, "{stats:?}");
     // Nothing is wedged: a recovery and a stop are carried out.
@@ -1502,7 +1507,7 @@ async fn the_console_stops_and_starts_a_runtime_whose_handles_are_gone_and_belon
     let second = runtime();
     second.expose_console();
     assert_eq!(
-        second.status().net.other,
+        second.status().faults.other,
         1,
         "{:?}",
         second.faults().recent_lines()
@@ -1599,7 +1604,11 @@ async fn a_resize_that_fails_is_tried_again_then_rebuilt_on_a_new_device() {
         .count();
     assert_eq!(tries, 3, "{:?}", r.app().resized_to.borrow());
     // Each failure was reported (the console's limit may have cut the rest).
-    assert!(r.status().net.out_of_memory >= 4, "{:?}", r.status().net);
+    assert!(
+        r.status().faults.out_of_memory >= 4,
+        "{:?}",
+        r.status().faults
+    );
     r.app().fail_resizes.set(0);
     r.stop();
 }

@@ -2400,7 +2400,7 @@ async fn a_runtime_starts_whatever_the_engine_s_wording() {
     let status = runtime.status();
     assert_eq!(status.state.as_str(), "running", "{status:?}");
     assert_eq!((status.generation, status.recoveries), (1, 0), "{status:?}");
-    assert_eq!(status.net.total_errors(), 0, "{status:?}");
+    assert_eq!(status.faults.total_errors(), 0, "{status:?}");
     runtime.stop();
 }
 

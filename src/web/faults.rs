@@ -198,9 +198,9 @@ impl TelemetrySink for Deferring {
 /// # use std::{cell::Cell, rc::Rc};
 /// # fn demo(device: &web_sys::GpuDevice) {
 /// use webgpu_guard::web::FaultSink;
-/// let net = FaultSink::new(Rc::new(Cell::new(0)));
-/// net.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
-/// let listener = net.install(device); // removed when dropped
+/// let faults = FaultSink::new(Rc::new(Cell::new(0)));
+/// faults.set_sanitizer(Some(Box::new(webgpu_guard::sanitize::strict)));
+/// let listener = faults.install(device); // removed when dropped
 /// # drop(listener);
 /// # }
 /// ```
@@ -609,9 +609,9 @@ impl FaultSink {
     /// drops.
     #[must_use = "the listener is removed when the guard drops"]
     pub fn install(&self, device: &GpuDevice) -> UncapturedListener {
-        let net = self.clone();
+        let faults = self.clone();
         let handler = Closure::<dyn Fn(u32, String, u32) -> f64>::new(
-            move |kind: u32, message: String, held: u32| net.on_uncaptured(kind, message, held),
+            move |kind: u32, message: String, held: u32| faults.on_uncaptured(kind, message, held),
         );
         // The listener itself is JavaScript: it prevents the default and
         // classifies the error, then makes one call into WebAssembly with the
@@ -634,7 +634,7 @@ impl FaultSink {
             listener,
             hooks,
             id,
-            net: self.clone(),
+            faults: self.clone(),
             installed,
             _handler: handler,
         }
@@ -734,8 +734,8 @@ pub struct UncapturedListener {
     hooks: UncapturedHooks,
     id: u32,
     /// The fault sink it counts in.
-    net: FaultSink,
-    /// Whether the listener was installed (and counted in `net`).
+    faults: FaultSink,
+    /// Whether the listener was installed (and counted in `faults`).
     installed: bool,
     _handler: Closure<dyn Fn(u32, String, u32) -> f64>,
 }
@@ -754,19 +754,21 @@ impl Drop for UncapturedListener {
         // waits in the fault sink's orphans, handed over at the fault sink's next reading or
         // record, and by itself as soon as the work under way is done.
         self.hooks.close();
-        let net = &self.net;
+        let faults = &self.faults;
         if self.installed {
-            net.shared
+            faults
+                .shared
                 .installed
-                .set(net.shared.installed.get().saturating_sub(1));
-            net.shared
+                .set(faults.shared.installed.get().saturating_sub(1));
+            faults
+                .shared
                 .held
                 .with(|held| held.retain(|(id, _)| *id != self.id));
         }
         // Handed over by itself once the work under way is done: what is
         // orphaned now, and a live error the listener still queues after this
         // (the error whose handling removed it).
-        let net = net.clone();
-        wasm_bindgen_futures::spawn_local(async move { net.drain_held() });
+        let faults = faults.clone();
+        wasm_bindgen_futures::spawn_local(async move { faults.drain_held() });
     }
 }

@@ -381,17 +381,17 @@ impl Drop for PendingPops {
 }
 
 /// Lets `settling` run to its end on its own and hands the faults it yields to
-/// `net`: how the library lets go of GPU work that may still fail and that
+/// `sink`: how the library lets go of GPU work that may still fail and that
 /// nobody awaits any more (pops dropped or detached, a pipeline dropped
 /// unfinished). `settling` observes its promises by its first poll at the
 /// latest (a microtask away), so that no rejection goes unhandled.
 pub(crate) fn detach_to(
-    net: FaultSink,
+    sink: FaultSink,
     settling: impl std::future::Future<Output = Vec<Fault>> + 'static,
 ) {
     wasm_bindgen_futures::spawn_local(async move {
         for fault in settling.await {
-            net.report_ref(&fault);
+            sink.report_ref(&fault);
         }
     });
 }
@@ -443,9 +443,9 @@ impl Eq for ScopeOutcome {}
 
 impl Drop for ScopeOutcome {
     fn drop(&mut self) {
-        if let Some(net) = self.owner.take() {
+        if let Some(sink) = self.owner.take() {
             for fault in std::mem::take(&mut self.faults) {
-                net.report_ref(&unreported(fault));
+                sink.report_ref(&unreported(fault));
             }
         }
     }
@@ -461,9 +461,9 @@ impl ScopeOutcome {
         ScopeOutcome::default()
     }
 
-    /// An outcome owning `faults`, reported to `net` when it is dropped.
-    fn owning(faults: Vec<Fault>, device_lost: bool, net: &FaultSink) -> Self {
-        let owner = (!faults.is_empty()).then(|| net.clone());
+    /// An outcome owning `faults`, reported to `sink` when it is dropped.
+    fn owning(faults: Vec<Fault>, device_lost: bool, sink: &FaultSink) -> Self {
+        let owner = (!faults.is_empty()).then(|| sink.clone());
         let faults = match owner {
             Some(_) => faults.into_iter().map(mark_reported).collect(),
             None => faults,
@@ -673,7 +673,7 @@ impl Settle {
             probe,
             probed,
         } = self;
-        let net = device.guard().faults().clone();
+        let sink = device.guard().faults().clone();
         // A boolean when nothing was caught (the usual case), else an array.
         let (verdict, settled) = match answer {
             Ok(value) => match value.as_bool() {
@@ -687,7 +687,7 @@ impl Settle {
                 let fault = Fault::new(FaultKind::ScopeStack, describe(&e));
                 return sets
                     .iter()
-                    .map(|_| ScopeOutcome::owning(vec![fault.clone()], device.is_lost(), &net))
+                    .map(|_| ScopeOutcome::owning(vec![fault.clone()], device.is_lost(), &sink))
                     .collect();
             }
         };
@@ -729,7 +729,7 @@ impl Settle {
                     faults.push(tag_fault(fault, &set.origin));
                 }
                 first = end;
-                ScopeOutcome::owning(faults, probe && !alive, &net)
+                ScopeOutcome::owning(faults, probe && !alive, &sink)
             })
             .collect()
     }

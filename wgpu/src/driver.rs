@@ -373,7 +373,7 @@ impl<A: App, H: Host> Driver<A, H> {
         self.initialising.borrow_mut().take();
         let info = live.gpu.adapter.get_info();
         let adapter = if info.name.is_empty() {
-            format!("{:?}", info.backend)
+            "the browser's adapter".to_string()
         } else {
             info.name
         };

@@ -51,7 +51,6 @@ impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
             .field("generation", &self.generation)
-            .field("format", &self.format)
             .field("size", &self.size.get())
             .finish_non_exhaustive()
     }

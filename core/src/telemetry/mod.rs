@@ -7,6 +7,7 @@
 
 pub mod otlp;
 pub mod outbox;
+pub mod record;
 pub mod retry_after;
 
 use crate::fault::{label_in_message, FaultKind};

@@ -5,7 +5,7 @@
 //! strings, enums as numbers), and a host test decodes it with the
 //! `opentelemetry-proto` crate.
 
-use super::outbox::ExportRecord;
+use super::record::ExportRecord;
 use crate::fault::FaultKind;
 
 /// The instrumentation scope's name, and the default `service.name`.

@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use super::otlp::{self, Resource};
+pub use super::record::ExportRecord;
 use super::retry_after;
 use crate::fault::FaultKind;
 use crate::sanitize::{redact_user_data, truncate_chars, TELEMETRY_MAX_CHARS};
@@ -49,27 +50,6 @@ impl Default for ExportConfig {
             timeout_ms: 10_000,
         }
     }
-}
-
-/// One group's errors since the last request that carried it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExportRecord {
-    /// The error kind.
-    pub kind: FaultKind,
-    /// The object label (sanitised, truncated).
-    pub label: String,
-    /// The labelled phase of the last of them, if any.
-    pub phase: Option<String>,
-    /// The first message seen (sanitised, truncated).
-    pub message: String,
-    /// How many errors.
-    pub count: u64,
-    /// The frame of the first of them.
-    pub first_frame: Option<u64>,
-    /// The frame of the last of them.
-    pub last_frame: Option<u64>,
-    /// When the first of them arrived, in milliseconds since the Unix epoch.
-    pub first_ms: f64,
 }
 
 /// How a request ended.

@@ -1,4 +1,4 @@
-//! One init attempt: `navigator.gpu` -> adapter -> device -> loss watcher and net
+//! One init attempt: `navigator.gpu` -> adapter -> device -> loss watcher and fault sink listener
 //! (armed before the canvas is configured: a device can arrive already lost) ->
 //! canvas -> the application's resources. Every step's failure is an
 //! [`InitFailure`] naming the step; nothing throws through WebAssembly (the

@@ -46,7 +46,7 @@ impl<A: App> Runtime<A> {
     /// the rest that function lists. They keep the runtime alive for the life of the page, so that
     /// `gpuStop()` then `gpuStart()` works whoever holds a handle. Once per
     /// page: a second runtime's call leaves the first's functions in place and
-    /// reports an exception on its own net.
+    /// reports an exception on its own fault sink.
     pub fn expose_console(&self) {
         self.expose_console_with(|_, _| {});
     }

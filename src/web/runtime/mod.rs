@@ -5,7 +5,7 @@
 //! * `slot`: the one place a generation's device lives (initialising, live),
 //!   and the hand-overs an attempt sends with its events;
 //! * `attempt`: one idempotent init attempt (adapter, device, loss watcher and
-//!   net armed before the canvas is configured, resources);
+//!   fault sink listener armed before the canvas is configured, resources);
 //! * `frame`: the animation frame, inside its frame scope, and the resize;
 //! * `frame_loop`: the requests for animation (or timer) frames;
 //! * `watchers`: the page's visibility, the clock and the canvas's size;

@@ -50,7 +50,7 @@ pub struct Status {
     /// The last loss.
     pub last_loss: Option<LossRecord>,
     /// The fault sink's counters.
-    pub net: FaultStats,
+    pub faults: FaultStats,
     /// Live GPU objects and bytes.
     pub live: Tally,
     /// Peak live objects and bytes.
@@ -138,34 +138,46 @@ impl Status {
         };
         set(&o, "lastLoss", loss);
         let errors = js_sys::Object::new();
-        set(&errors, "validation", (self.net.validation as f64).into());
+        set(
+            &errors,
+            "validation",
+            (self.faults.validation as f64).into(),
+        );
         set(
             &errors,
             "outOfMemory",
-            (self.net.out_of_memory as f64).into(),
+            (self.faults.out_of_memory as f64).into(),
         );
-        set(&errors, "internal", (self.net.internal as f64).into());
-        set(&errors, "other", (self.net.other as f64).into());
+        set(&errors, "internal", (self.faults.internal as f64).into());
+        set(&errors, "other", (self.faults.other as f64).into());
         set(&o, "errors", errors.into());
-        set(&o, "logged", (self.net.logged as f64).into());
-        set(&o, "suppressed", (self.net.suppressed as f64).into());
-        set(&o, "cutOffs", (self.net.cut_offs as f64).into());
+        set(&o, "logged", (self.faults.logged as f64).into());
+        set(&o, "suppressed", (self.faults.suppressed as f64).into());
+        set(&o, "cutOffs", (self.faults.cut_offs as f64).into());
         set(
             &o,
             "heldByListener",
-            (self.net.held_by_listener as f64).into(),
+            (self.faults.held_by_listener as f64).into(),
         );
-        set(&o, "sinkFailures", (self.net.sink_failures as f64).into());
-        set(&o, "telemetrySent", (self.net.telemetry_sent as f64).into());
+        set(
+            &o,
+            "sinkFailures",
+            (self.faults.sink_failures as f64).into(),
+        );
+        set(
+            &o,
+            "telemetrySent",
+            (self.faults.telemetry_sent as f64).into(),
+        );
         set(
             &o,
             "telemetryHeldBack",
-            (self.net.telemetry_held_back as f64).into(),
+            (self.faults.telemetry_held_back as f64).into(),
         );
         set(
             &o,
             "maxLinesInASecond",
-            (self.net.max_lines_in_a_second as f64).into(),
+            (self.faults.max_lines_in_a_second as f64).into(),
         );
         set(&o, "liveObjects", (self.live.objects as f64).into());
         set(&o, "liveBytes", (self.live.bytes as f64).into());
@@ -340,7 +352,7 @@ impl<A: App> Inner<A> {
             fallback,
             hidden,
             frames: self.frames.count(),
-            net: self.guard.faults().stats(),
+            faults: self.guard.faults().stats(),
             live: ledger.0,
             peak: ledger.1,
             adapter: self.slot.adapter(),
