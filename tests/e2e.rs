@@ -2251,10 +2251,13 @@ impl Session {
 
 on_both!(gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot);
 /// A flock stepped on the GPU every frame (`examples/flock`): nothing on the CPU
-/// knows where the particles are. Paused (and snapshotted), its picture is the
-/// same after `matarGPU()` and after a real GPU-process crash (Chromium by CDP;
-/// Firefox by killing its GPU process), and differs from the flock's start: the
-/// new devices started from the snapshot, not from the beginning.
+/// knows where the particles are, nor the trails every step leaves in a
+/// 512 x 512 texture. Paused (and both snapshotted: the buffer, and the texture
+/// with its rows padded in the copy), its picture is the same after
+/// `matarGPU()` and after a real GPU-process crash (Chromium by CDP; Firefox by
+/// killing its GPU process), and differs from the flock's start: the new
+/// devices started from the snapshots (without the texture's, the trails are
+/// gone and the test fails).
 async fn gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot(
     browser: Browser,
 ) -> TestResult {

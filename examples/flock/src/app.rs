@@ -4,13 +4,15 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 use web_sys::{
-    GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry, GpuBufferBindingLayout,
-    GpuBufferBindingType, GpuColorTargetState, GpuComputePipelineDescriptor, GpuFragmentState,
-    GpuLoadOp, GpuPipelineLayoutDescriptor, GpuProgrammableStage, GpuRenderPassColorAttachment,
-    GpuRenderPassDescriptor, GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
+    GpuAutoLayoutMode, GpuBindGroupLayoutDescriptor, GpuBindGroupLayoutEntry,
+    GpuBufferBindingLayout, GpuBufferBindingType, GpuColorTargetState,
+    GpuComputePipelineDescriptor, GpuFragmentState, GpuLoadOp, GpuPipelineLayoutDescriptor,
+    GpuProgrammableStage, GpuRenderPassColorAttachment, GpuRenderPassDescriptor,
+    GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
 };
 
 use webgpu_guard::prelude::*;
+use webgpu_guard::texel_rows::TexelRows;
 use webgpu_guard::web::snapshot::GpuSnapshot;
 
 /// Particles in the flock.
@@ -21,6 +23,14 @@ const PARTICLE_BYTES: u64 = 16;
 
 /// Frames between two snapshots.
 const SNAPSHOT_EVERY: u64 = 30;
+
+/// The trails texture's side, in texels (the canvas's).
+const TRAILS_SIDE: u32 = 512;
+
+/// The trails texture's rows, as a snapshot reads and writes them.
+fn trail_rows() -> TexelRows {
+    TexelRows::new(TRAILS_SIDE, TRAILS_SIDE, 4).expect("512 x 512 RGBA8 rows")
+}
 
 const STEP_WGSL: &str = "
 struct Particle { pos: vec2f, vel: vec2f }
@@ -62,15 +72,38 @@ fn vs(@builtin(vertex_index) corner: u32, @builtin(instance_index) i: u32) -> Ou
 
 @fragment
 fn fs(in: Out) -> @location(0) vec4f { return vec4f(in.color, 1.0); }
+
+@fragment
+fn fs_trail(in: Out) -> @location(0) vec4f { return vec4f(in.color * 0.35, 1.0); }
 ";
 
-/// The flock's state on the CPU: whether it is paused, and its last snapshot.
-/// Kept across losses; where the particles are lives on the GPU.
+/// The trails texture, shown under the flock.
+const SHOW_WGSL: &str = "
+@group(0) @binding(0) var trails: texture_2d<f32>;
+
+@vertex
+fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4f {
+  let corners = array(vec2f(-1.0, -1.0), vec2f(3.0, -1.0), vec2f(-1.0, 3.0));
+  return vec4f(corners[i], 0.0, 1.0);
+}
+
+@fragment
+fn fs(@builtin(position) p: vec4f) -> @location(0) vec4f {
+  return textureLoad(trails, vec2i(p.xy), 0);
+}
+";
+
+/// The flock's state on the CPU: whether it is paused, and its last
+/// snapshots. Kept across losses; where the particles are, and the trails
+/// they left (a texture every step draws into), live on the GPU.
 pub struct Flock {
     paused: Cell<bool>,
-    /// A snapshot is owed once paused: the paused state, exactly.
+    /// A snapshot of the particles is owed once paused: the paused state, exactly.
     owe_snapshot: Cell<bool>,
     snapshot: GpuSnapshot,
+    /// The same for the trails texture (its rows padded in the copy, kept tight).
+    owe_trails: Cell<bool>,
+    trail_snapshot: GpuSnapshot,
 }
 
 /// Every GPU object; rebuilt on every device, the flock from the last snapshot.
@@ -80,6 +113,13 @@ pub struct Resources {
     draw_group: Tracked<web_sys::GpuBindGroup>,
     step: Tracked<web_sys::GpuComputePipeline>,
     draw: Tracked<web_sys::GpuRenderPipeline>,
+    /// The particles drawn into the trails, every step.
+    stamp: Tracked<web_sys::GpuRenderPipeline>,
+    /// The trails drawn under the flock.
+    show: Tracked<web_sys::GpuRenderPipeline>,
+    show_group: Tracked<web_sys::GpuBindGroup>,
+    trails_view: web_sys::GpuTextureView,
+    trails: Tracked<web_sys::GpuTexture>,
 }
 
 /// The flock at frame 0: a sunflower spiral, each particle moving along it.
@@ -104,6 +144,20 @@ impl App for Flock {
         let d = &gpu.device;
         let step_module = d.create_shader_module("step", STEP_WGSL, &[]).await?;
         let draw_module = d.create_shader_module("draw", DRAW_WGSL, &[]).await?;
+        let show_module = d.create_shader_module("show", SHOW_WGSL, &[]).await?;
+        let trails = d.create_texture(&TextureSpec::d2(
+            "trails",
+            web_sys::GpuTextureFormat::Rgba8unorm,
+            TRAILS_SIDE,
+            TRAILS_SIDE,
+            TextureUsages::COPY_SRC
+                | TextureUsages::COPY_DST
+                | TextureUsages::RENDER_ATTACHMENT
+                | TextureUsages::TEXTURE_BINDING,
+        ))?;
+        // A new texture is clear: the trails start over unless a snapshot has them.
+        self.trail_snapshot.restore_texture(gpu, &trails)?;
+        let trails_view = trails.create_view()?;
         // The last snapshot if there is one: the flock goes on from there.
         let start = self
             .snapshot
@@ -166,13 +220,43 @@ impl App for Flock {
         let desc = GpuRenderPipelineDescriptor::new(&draw_layout, &vertex);
         desc.set_fragment(&fragment);
         let draw = d.start_render_pipeline("draw", &desc);
+        let trail_target = GpuColorTargetState::new(web_sys::GpuTextureFormat::Rgba8unorm);
+        let trail_fragment = GpuFragmentState::new(&draw_module.module, &[nullable(&trail_target)]);
+        trail_fragment.set_entry_point("fs_trail");
+        let desc = GpuRenderPipelineDescriptor::new(&draw_layout, &vertex);
+        desc.set_fragment(&trail_fragment);
+        let stamp = d.start_render_pipeline("stamp", &desc);
+        let show_vertex = GpuVertexState::new(&show_module.module);
+        show_vertex.set_entry_point("vs");
+        let show_fragment = GpuFragmentState::new(
+            &show_module.module,
+            &[nullable(&GpuColorTargetState::new(gpu.format))],
+        );
+        show_fragment.set_entry_point("fs");
+        let desc = GpuRenderPipelineDescriptor::new_with_gpu_auto_layout_mode(
+            GpuAutoLayoutMode::Auto,
+            &show_vertex,
+        );
+        desc.set_fragment(&show_fragment);
+        let show = d.start_render_pipeline("show", &desc);
         let (step, draw) = (step.finish().await?, draw.finish().await?);
+        let (stamp, show) = (stamp.finish().await?, show.finish().await?);
+        let show_group = d.create_bind_group_with(
+            "show-group",
+            &show.get_bind_group_layout(0),
+            &[(0, Binding::TextureView(&trails_view))],
+        )?;
         Ok(Resources {
             flock,
             step_group,
             draw_group,
             step,
             draw,
+            stamp,
+            show,
+            show_group,
+            trails_view,
+            trails,
         })
     }
 
@@ -191,8 +275,23 @@ impl App for Flock {
             pass.set_bind_group(0, Some(&r.step_group))?;
             pass.dispatch_workgroups(COUNT.div_ceil(64), 1, 1)?;
             pass.end()?;
+            // Each step leaves the particles in the trails (kept, never cleared).
+            let trail = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
+                GpuLoadOp::Load,
+                GpuStoreOp::Store,
+                &r.trails_view,
+            );
+            let pass =
+                encoder.begin_render_pass(&GpuRenderPassDescriptor::new(&[nullable(&trail)]))?;
+            pass.set_pipeline(&r.stamp)?;
+            pass.set_bind_group(0, Some(&r.draw_group))?;
+            pass.draw(6, COUNT, 0, 0)?;
+            pass.end()?;
         }
         let pass = encoder.begin_render_pass(&GpuRenderPassDescriptor::new(&[nullable(&color)]))?;
+        pass.set_pipeline(&r.show)?;
+        pass.set_bind_group(0, Some(&r.show_group))?;
+        pass.draw(3, 1, 0, 0)?;
         pass.set_pipeline(&r.draw)?;
         pass.set_bind_group(0, Some(&r.draw_group))?;
         pass.draw(6, COUNT, 0, 0)?;
@@ -200,7 +299,8 @@ impl App for Flock {
         gpu.device.submit(&[encoder.finish()?])?;
         let size = u64::from(COUNT) * PARTICLE_BYTES;
         if self.paused.get() {
-            // Once, after the last step: the snapshot is the paused flock.
+            // Once, after the last step: the snapshots are the paused flock
+            // and its trails.
             if self.owe_snapshot.get()
                 && self
                     .snapshot
@@ -208,10 +308,21 @@ impl App for Flock {
             {
                 self.owe_snapshot.set(false);
             }
+            if self.owe_trails.get()
+                && self.trail_snapshot.capture_texture_now(
+                    gpu,
+                    info.number,
+                    &r.trails,
+                    trail_rows(),
+                )?
+            {
+                self.owe_trails.set(false);
+            }
             Ok(())
         } else {
-            self.snapshot
-                .capture(gpu, info.number, &r.flock, size)
+            self.snapshot.capture(gpu, info.number, &r.flock, size)?;
+            self.trail_snapshot
+                .capture_texture(gpu, info.number, &r.trails, trail_rows())
                 .map(|_| ())
         }
     }
@@ -230,6 +341,8 @@ pub fn run() {
         paused: Cell::new(false),
         owe_snapshot: Cell::new(false),
         snapshot: GpuSnapshot::new("flock", SNAPSHOT_EVERY),
+        owe_trails: Cell::new(false),
+        trail_snapshot: GpuSnapshot::new("trails", SNAPSHOT_EVERY),
     };
     let runtime = match Runtime::on_canvas_id(flock, "canvas", RuntimeOptions::default()) {
         Ok(runtime) => runtime,
@@ -243,6 +356,7 @@ pub fn run() {
         let paused = paused.as_bool().unwrap_or(true);
         if paused && !app.paused.get() {
             app.owe_snapshot.set(true);
+            app.owe_trails.set(true);
         }
         app.paused.set(paused);
     });
@@ -257,10 +371,19 @@ pub fn run() {
         };
         let latest = app.snapshot.latest();
         set("paused", app.paused.get().into());
-        set("snapshotOwed", app.owe_snapshot.get().into());
-        set("snapshots", (app.snapshot.taken() as f64).into());
+        set(
+            "snapshotOwed",
+            (app.owe_snapshot.get() || app.owe_trails.get()).into(),
+        );
+        set(
+            "snapshots",
+            (app.snapshot.taken().min(app.trail_snapshot.taken()) as f64).into(),
+        );
         set("interrupted", (app.snapshot.interrupted() as f64).into());
-        set("reading", app.snapshot.reading().into());
+        set(
+            "reading",
+            (app.snapshot.reading() || app.trail_snapshot.reading()).into(),
+        );
         set("snapshotFrame", latest.map(|s| s.frame as f64).into());
         o.into()
     });

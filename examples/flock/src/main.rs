@@ -1,8 +1,9 @@
 //! An application whose state lives on the GPU: a compute pass steps 4096
-//! particles every frame in a storage buffer, and a render pass draws them.
-//! Nothing on the CPU can recompute where they are after a loss, so a
-//! `GpuSnapshot` reads the buffer back every 30 frames and `build` starts the
-//! new device from the last one: after `matarGPU()` or a GPU-process crash the
+//! particles every frame in a storage buffer, a render pass leaves them in a
+//! trails texture it never clears, and a last pass draws the trails and the
+//! flock. Nothing on the CPU can recompute either after a loss, so two
+//! `GpuSnapshot`s read the buffer and the texture back every 30 frames and
+//! `build` starts the new device from the last ones: after `matarGPU()` or a GPU-process crash the
 //! flock goes on from where it was (at most 30 frames back; paused, exactly).
 //! `flockPause(true)` pauses it (and snapshots it once); `flockStatus()` says
 //! what was snapshotted. Built by trunk from `www/flock.html`.
