@@ -162,8 +162,12 @@ impl<A: App, H: Host> Driver<A, H> {
         answer
     }
 
-    /// Starts: watches the page and the clock, and brings a device up.
+    /// Starts: watches the page and the clock, and brings a device up. After
+    /// a crash nothing starts again: the `crashed` fallback stays.
     pub(crate) fn start(&self) {
+        if self.host.crashed().is_some() {
+            return;
+        }
         self.host.hide_fallback();
         let me = self.me.clone();
         *self.visibility.borrow_mut() = Some(self.host.watch_visibility(Box::new(move |hidden| {

@@ -21,6 +21,10 @@ use crate::driver::{Driver, DriverOptions};
 use crate::gpu::Gpu;
 use host::WebHost;
 
+/// The class of the element shown in place of the canvas when the runtime
+/// gives up, for a page's own style sheet.
+pub use webgpu_guard::web::runtime::FALLBACK_CLASS;
+
 /// The browser console's lines (`log::error`, `log::warn`, `log::info`), as
 /// the runtime writes them.
 pub use webgpu_guard::web::log;
