@@ -22,6 +22,8 @@ mod bindings;
 pub mod classify;
 pub mod commands;
 #[doc(hidden)]
+pub mod console_functions;
+#[doc(hidden)]
 pub mod crash;
 pub mod descriptors;
 pub mod device;

@@ -95,6 +95,31 @@ pub(crate) struct Driver<A: App, H: Host> {
     frames_from_timer: Cell<u64>,
     last_frame_ms: Cell<f64>,
     crash_handled: Cell<bool>,
+    timings: Timings,
+}
+
+/// When things happened, for `gpuStatus()` and the bench (milliseconds on the
+/// platform's clock).
+#[derive(Default)]
+struct Timings {
+    /// The first frame presented on the first device.
+    first_frame_at: Cell<Option<f64>>,
+    /// When the recovery under way began (the loss seen, or asked for).
+    recovery_since: Cell<Option<f64>>,
+    /// When the attempt under way began.
+    attempt_since: Cell<f64>,
+    /// The last recovery: from its beginning to the new device's first frame.
+    last_recovery_ms: Cell<Option<f64>>,
+    /// The last rebuild: from its attempt's beginning to the first frame.
+    last_rebuild_ms: Cell<Option<f64>>,
+}
+
+/// What [`Driver::timings`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct TimingReport {
+    pub(crate) first_frame_at_ms: Option<f64>,
+    pub(crate) last_recovery_ms: Option<f64>,
+    pub(crate) last_rebuild_ms: Option<f64>,
 }
 
 impl<A: App, H: Host> Driver<A, H> {
@@ -119,6 +144,7 @@ impl<A: App, H: Host> Driver<A, H> {
             frames_from_timer: Cell::new(0),
             last_frame_ms: Cell::new(0.0),
             crash_handled: Cell::new(false),
+            timings: Timings::default(),
         })
     }
 
@@ -132,6 +158,23 @@ impl<A: App, H: Host> Driver<A, H> {
     /// The state, as the supervisor says.
     pub(crate) fn state(&self) -> DeviceState {
         self.read(Supervisor::state)
+    }
+
+    /// The first frame's time, and the last recovery's and rebuild's length.
+    pub(crate) fn timings(&self) -> TimingReport {
+        TimingReport {
+            first_frame_at_ms: self.timings.first_frame_at.get(),
+            last_recovery_ms: self.timings.last_recovery_ms.get(),
+            last_rebuild_ms: self.timings.last_rebuild_ms.get(),
+        }
+    }
+
+    /// A recovery begins now (a loss seen, or one asked for), unless one
+    /// under way began earlier.
+    fn recovery_begins(&self) {
+        if self.timings.recovery_since.get().is_none() {
+            self.timings.recovery_since.set(Some(self.host.now_ms()));
+        }
     }
 
     /// Frames drawn, and those drawn from a timer.
@@ -158,6 +201,9 @@ impl<A: App, H: Host> Driver<A, H> {
     /// `matarGPU()`: what the supervisor will do about it.
     pub(crate) fn force_recovery(&self) -> RecoveryAnswer {
         let answer = self.read(Supervisor::recovery_answer);
+        if self.live.borrow().is_some() {
+            self.recovery_begins();
+        }
         self.dispatch(Event::RequestRecovery);
         answer
     }
@@ -474,6 +520,16 @@ impl<A: App, H: Host> Driver<A, H> {
         }
         let drew = self.render(&live, time);
         if drew && live.frames.get() == 1 {
+            let now = self.host.now_ms();
+            if generation == 1 {
+                self.timings.first_frame_at.set(Some(now));
+            }
+            if let Some(since) = self.timings.recovery_since.take() {
+                self.timings.last_recovery_ms.set(Some(now - since));
+                self.timings
+                    .last_rebuild_ms
+                    .set(Some(now - self.timings.attempt_since.get()));
+            }
             self.drive(Job::Event(
                 Event::FirstFrame {
                     generation,
@@ -615,6 +671,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
+    driver.timings.attempt_since.set(driver.host.now_ms());
     let instance = wgpu::Instance::new(driver.host.instance_descriptor());
     let surface = match instance.create_surface(driver.host.surface_target()) {
         Ok(surface) => surface,
@@ -685,6 +742,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         &device,
         Box::new(move |reason, message| {
             if let Some(driver) = watcher.upgrade() {
+                driver.recovery_begins();
                 let at_ms = driver.host.now_ms() as u64;
                 driver.dispatch(Event::Lost {
                     generation,

@@ -5,32 +5,16 @@
 //! runtime of a page owns them: a second one's `expose_console` is refused,
 //! and says so.
 
-use std::cell::Cell;
-
 use wasm_bindgen::prelude::*;
 
 use super::{App, Runtime};
-use crate::fault::{Fault, FaultKind};
-
-thread_local! {
-    /// Which runtime of this page exposed the console functions (its address;
-    /// 0: none).
-    static EXPOSED: Cell<usize> = const { Cell::new(0) };
-}
-
-fn expose(name: &str, f: &JsValue) {
-    if let Some(window) = web_sys::window() {
-        let _ = js_sys::Reflect::set(&window, &name.into(), f);
-    }
-}
+use crate::web::console_functions::{claim, expose_for_good};
 
 fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsValue) {
     let runtime = runtime.clone();
-    let closure = Closure::<dyn Fn() -> JsValue>::new(move || f(&runtime));
-    expose(name, closure.as_ref());
     // The function, and the runtime it holds, stay on `window` for the life of
     // the page.
-    closure.forget();
+    expose_for_good(name, move || f(&runtime));
 }
 
 impl<A: App> Runtime<A> {
@@ -56,22 +40,7 @@ impl<A: App> Runtime<A> {
     /// snapshot's state): `add(&runtime, &object)`.
     pub fn expose_console_with(&self, add: impl Fn(&Runtime<A>, &js_sys::Object) + 'static) {
         let me = std::rc::Rc::as_ptr(&self.inner) as *const () as usize;
-        let owner = EXPOSED.with(|exposed| {
-            let owner = exposed.get();
-            if owner == 0 {
-                exposed.set(me);
-            }
-            owner
-        });
-        if owner == me {
-            return;
-        }
-        if owner != 0 {
-            self.faults().report_ref(&Fault::new(
-                FaultKind::Exception,
-                "expose_console: window.matarGPU, gpuStop, gpuStart and gpuStatus already \
-                 belong to another runtime of this page; they were left as they are",
-            ));
+        if !claim(me, self.faults()) {
             return;
         }
         // Returns what it did, in words (also written on the console).
@@ -85,14 +54,12 @@ impl<A: App> Runtime<A> {
             JsValue::TRUE
         });
         let runtime = self.clone();
-        let status = Closure::<dyn Fn() -> JsValue>::new(move || {
+        expose_for_good("gpuStatus", move || {
             let object = runtime.status().to_js();
             // The page's own code: through the trampoline, so that a throw
             // leaves the library's answer whole.
             let _ = crate::web::crash::trampoline(&mut || add(&runtime, &object));
             object.into()
         });
-        expose("gpuStatus", status.as_ref());
-        status.forget();
     }
 }

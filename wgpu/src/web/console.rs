@@ -1,56 +1,27 @@
 //! The console: `matarGPU()`, `gpuStatus()`, `gpuStop()`, `gpuStart()` on
 //! `window`, with webgpu-guard's meaning and keys.
 
-use std::cell::Cell;
-
 use wasm_bindgen::prelude::*;
-use webgpu_guard_core::fault::{Fault, FaultKind};
+use webgpu_guard::web::console_functions::{claim, expose_for_good};
 
 use super::{Runtime, Status};
 use crate::app::App;
 
-thread_local! {
-    /// The runtime whose functions are on `window` (0: none).
-    static EXPOSED: Cell<usize> = const { Cell::new(0) };
-}
-
-fn expose(name: &str, f: &JsValue) {
-    if let Some(window) = web_sys::window() {
-        let _ = js_sys::Reflect::set(&window, &name.into(), f);
-    }
-}
-
 fn install<A: App>(name: &str, runtime: &Runtime<A>, f: fn(&Runtime<A>) -> JsValue) {
     let runtime = runtime.clone();
-    let closure = Closure::<dyn Fn() -> JsValue>::new(move || f(&runtime));
-    expose(name, closure.as_ref());
     // The function, and the runtime it holds, stay for the life of the page.
-    closure.forget();
+    expose_for_good(name, move || f(&runtime));
 }
 
 impl<A: App> Runtime<A> {
     /// Puts `matarGPU()` (the full recovery path, as a real loss; it returns,
     /// and writes, what it does), `gpuStop()`, `gpuStart()` and `gpuStatus()`
-    /// ([`Status::to_js`]) on `window`. Once per page: a second runtime's
-    /// call leaves the first's in place and reports it.
+    /// ([`Status::to_js`]) on `window`. Once per page, whichever front a
+    /// runtime is of: a second runtime's call leaves the first's in place and
+    /// reports it.
     pub fn expose_console(&self) {
         let me = std::rc::Rc::as_ptr(&self.driver) as *const () as usize;
-        let owner = EXPOSED.with(|exposed| {
-            let owner = exposed.get();
-            if owner == 0 {
-                exposed.set(me);
-            }
-            owner
-        });
-        if owner == me {
-            return;
-        }
-        if owner != 0 {
-            self.faults().report_ref(&Fault::new(
-                FaultKind::Exception,
-                "expose_console: window.matarGPU, gpuStop, gpuStart and gpuStatus already \
-                 belong to another runtime of this page; they were left as they are",
-            ));
+        if !claim(me, self.faults()) {
             return;
         }
         install("matarGPU", self, |r| {
@@ -75,7 +46,8 @@ impl Status {
     /// `frames`, `framesFromTimer`, `liveObjects`, `liveBytes`, `errors`
     /// (`validation`, `outOfMemory`, `internal`), `logged`, `suppressed`,
     /// `lastLoss` (`reason`, `message`, `requested`) or null, `fallback` (its
-    /// code) and `fallbackMessage` or null.
+    /// code) and `fallbackMessage` or null, `firstFrameAtMs`,
+    /// `lastRecoveryMs` and `lastRebuildMs` (null until known).
     pub fn to_js(&self) -> js_sys::Object {
         let object = js_sys::Object::new();
         let set = |target: &js_sys::Object, key: &str, value: JsValue| {
@@ -107,6 +79,10 @@ impl Status {
             None => JsValue::NULL,
         };
         set(&object, "lastLoss", last_loss);
+        let ms = |value: Option<f64>| value.map_or(JsValue::NULL, JsValue::from);
+        set(&object, "firstFrameAtMs", ms(self.first_frame_at_ms));
+        set(&object, "lastRecoveryMs", ms(self.last_recovery_ms));
+        set(&object, "lastRebuildMs", ms(self.last_rebuild_ms));
         match &self.fallback {
             Some(fallback) => {
                 set(&object, "fallback", fallback.code().into());

@@ -170,6 +170,7 @@ impl<A: App> Runtime<A> {
         let stats = faults.stats();
         let live = self.driver.ledger.live();
         let (frames, frames_from_timer) = self.driver.frame_counts();
+        let timings = self.driver.timings();
         self.driver.read(|s: &Supervisor| Status {
             state: s.state(),
             generation: s.generation(),
@@ -185,6 +186,9 @@ impl<A: App> Runtime<A> {
             suppressed: stats.suppressed,
             last_loss: s.last_loss().cloned(),
             fallback: s.fallback().cloned(),
+            first_frame_at_ms: timings.first_frame_at_ms,
+            last_recovery_ms: timings.last_recovery_ms,
+            last_rebuild_ms: timings.last_rebuild_ms,
         })
     }
 }
@@ -220,4 +224,11 @@ pub struct Status {
     pub last_loss: Option<LossRecord>,
     /// The fallback shown, if any.
     pub fallback: Option<Fallback>,
+    /// When the first device presented its first frame (`performance.now()`).
+    pub first_frame_at_ms: Option<f64>,
+    /// The last recovery, from the loss seen (or `matarGPU()`) to the new
+    /// device's first frame, in milliseconds.
+    pub last_recovery_ms: Option<f64>,
+    /// Of that, the rebuild: from its init attempt's start to the first frame.
+    pub last_rebuild_ms: Option<f64>,
 }

@@ -132,10 +132,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = root();
     let mut all = serde_json::Map::new();
     let mut reports = Vec::new();
+    let mut wgpu_reports = Vec::new();
     // `BENCH_ONLY=size`: the sizes alone, no browser.
     if std::env::var("BENCH_ONLY").as_deref() == Ok("size") {
         print_sizes(&root);
         print_size_breakdown(&root);
+        return Ok(());
+    }
+    // `BENCH_ONLY=wgpu`: the wgpu triangle with and without webgpu-guard-wgpu.
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("wgpu") {
+        for browser in engines() {
+            println!("\n=== {} ===", engine_words(browser));
+            match wgpu_costs(browser, &root).await {
+                Ok(costs) => print_wgpu_costs(&costs),
+                Err(e) => println!("\nThe wgpu front: not measured ({e})"),
+            }
+        }
         return Ok(());
     }
     // `BENCH_ONLY=recovery`: the times to picture alone (losses, crashes,
@@ -168,6 +180,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| e.to_string());
         all.insert(browser.name().into(), results.clone());
         reports.push((browser, Ok(results), Some(picture)));
+        wgpu_reports.push((
+            browser,
+            wgpu_costs(browser, &root).await.map_err(|e| e.to_string()),
+        ));
     }
     std::fs::write(
         root.join("target").join("bench-results.json"),
@@ -193,6 +209,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some(Ok(p)) => print_time_to_picture(p),
             Some(Err(e)) => println!("\nTime to picture: not measured ({e})"),
             None => {}
+        }
+    }
+    for (browser, costs) in &wgpu_reports {
+        println!("\n=== {}: the wgpu front ===", engine_words(*browser));
+        match costs {
+            Ok(c) => print_wgpu_costs(c),
+            Err(e) => println!("  not measured: {e}"),
         }
     }
     if !only_startup() {
@@ -1013,4 +1036,116 @@ fn print_time_to_picture(p: &Picture) {
             all.join(", ")
         );
     }
+}
+
+/// The wgpu front's cost in time: start-up to the first frame with and
+/// without it (medians of five loads each), and `matarGPU()` to the picture
+/// on the new device against the rebuild alone (medians of ten).
+struct WgpuCosts {
+    guarded_first_frame_ms: f64,
+    bare_first_frame_ms: f64,
+    recovery_ms: f64,
+    rebuild_ms: f64,
+}
+
+/// Polls `script` (an expression) until it is a number, for 60 s at most.
+async fn wait_number(
+    driver: &thirtyfour::WebDriver,
+    script: &str,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let value = driver
+            .execute(&format!("return {script}"), vec![])
+            .await?
+            .json()
+            .clone();
+        if let Some(n) = value.as_f64() {
+            return Ok(n);
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{script} never came: {value}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wgpu_costs(
+    browser: Browser,
+    root: &Path,
+) -> Result<WgpuCosts, Box<dyn std::error::Error>> {
+    let webdriver = Driver::for_browser(browser);
+    let server = Server::start(root.join("target"));
+    let profile = new_profile();
+    let driver = launch(&webdriver, &profile, Flags::WebGpu).await?;
+    let mut guarded = Vec::new();
+    let mut bare = Vec::new();
+    for _ in 0..5 {
+        driver.goto(server.url("dist-wgpu-bare/index.html")).await?;
+        bare.push(wait_number(&driver, "window.bareFirstFrameMs").await?);
+        driver
+            .goto(server.url("dist-wgpu-triangle/index.html"))
+            .await?;
+        guarded.push(
+            wait_number(
+                &driver,
+                "window.gpuStatus ? window.gpuStatus().firstFrameAtMs : null",
+            )
+            .await?,
+        );
+    }
+    let mut recovery = Vec::new();
+    let mut rebuild = Vec::new();
+    for n in 0..10u64 {
+        driver
+            .execute("window.matarGPU(); return true", vec![])
+            .await?;
+        let generation = n + 2;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let st = loop {
+            let st = status(&driver).await?;
+            if st["generation"].as_u64() == Some(generation)
+                && st["state"] == "running"
+                && st["lastRecoveryMs"].as_f64().is_some()
+                && st["recoveries"].as_u64() == Some(n + 1)
+            {
+                break st;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("recovery {} never ended: {st}", n + 1).into());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        recovery.push(f(&st["lastRecoveryMs"]));
+        rebuild.push(f(&st["lastRebuildMs"]));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), driver.quit()).await;
+    drop(profile);
+    Ok(WgpuCosts {
+        guarded_first_frame_ms: median(guarded),
+        bare_first_frame_ms: median(bare),
+        recovery_ms: median(recovery),
+        rebuild_ms: median(rebuild),
+    })
+}
+
+fn print_wgpu_costs(c: &WgpuCosts) {
+    println!(
+        "\nThe wgpu triangle (wgpu 30, WebGPU backend), page load to its first frame, median of 5 loads:"
+    );
+    println!(
+        "  with webgpu-guard-wgpu {:.0} ms, bare {:.0} ms (x{:.2}, {:+.0} ms)",
+        c.guarded_first_frame_ms,
+        c.bare_first_frame_ms,
+        c.guarded_first_frame_ms / c.bare_first_frame_ms,
+        c.guarded_first_frame_ms - c.bare_first_frame_ms
+    );
+    println!(
+        "  matarGPU() to the first frame on the new device, median of 10: {:.0} ms, of which the rebuild \
+         (instance, adapter, device, surface, build) {:.0} ms ({:.0} %)",
+        c.recovery_ms,
+        c.rebuild_ms,
+        100.0 * c.rebuild_ms / c.recovery_ms
+    );
 }
