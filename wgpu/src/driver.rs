@@ -184,11 +184,47 @@ impl<A: App, H: Host> Driver<A, H> {
 
     /// The running generation's GPU and resources, lent to `f`; `None` when
     /// nothing runs or they are in use (from inside a frame).
+    ///
+    /// `f` runs as a job of the loop would (a stop or a recovery it asks for
+    /// waits until it returns) and through the platform's guard (a throw is
+    /// reported, and leaves no borrow behind).
     pub(crate) fn with_live<T>(&self, f: impl FnOnce(&Gpu, &mut A::Resources) -> T) -> Option<T> {
         let live = self.live.try_borrow().ok()?.clone()?;
-        let mut resources = live.resources.try_borrow_mut().ok()?;
-        let resources = resources.as_mut()?;
-        Some(f(&live.gpu, resources))
+        let was_busy = self.busy.replace(true);
+        let mut out = None;
+        let called = match live.resources.try_borrow_mut() {
+            Ok(mut resources) => match resources.as_mut() {
+                Some(resources) => {
+                    let depth = live.gpu.scopes().depth();
+                    let mut f = Some(f);
+                    let called = self.host.call_app("with_live", &mut || {
+                        if let Some(f) = f.take() {
+                            out = Some(f(&live.gpu, &mut *resources));
+                        }
+                    });
+                    self.close_leaked_scopes(&live.gpu, depth);
+                    called
+                }
+                None => Ok(()),
+            },
+            Err(_) => Ok(()),
+        };
+        if let Err(fault) = called {
+            self.report(fault);
+        }
+        if !was_busy {
+            self.run_queued();
+        }
+        out
+    }
+
+    /// Closes (newest first, popped in reverse) every scope set opened above
+    /// `depth` that application code left open: a phase abandoned by a throw
+    /// never outlives the call that opened it. What they catch is reported.
+    fn close_leaked_scopes(&self, gpu: &Gpu, depth: usize) {
+        for set in gpu.scopes().close_above(depth) {
+            gpu.report_later(set);
+        }
     }
 
     // ---- events ----
@@ -221,9 +257,11 @@ impl<A: App, H: Host> Driver<A, H> {
                 driver.dispatch(Event::Visibility { hidden });
             }
         })));
-        if self.host.hidden() {
-            self.dispatch(Event::Visibility { hidden: true });
-        }
+        // Always: a stop removed the listener, and the page may have been
+        // shown (or hidden) since.
+        self.dispatch(Event::Visibility {
+            hidden: self.host.hidden(),
+        });
         self.tick_later();
         self.dispatch(Event::Start);
     }
@@ -248,7 +286,11 @@ impl<A: App, H: Host> Driver<A, H> {
                     last_frame_ms: driver.last_frame_ms.get() as u64,
                     frame_pending: driver.frame_request.borrow().is_some(),
                 });
-                driver.tick_later();
+                // Not after a stop or a crash that the tick itself led to:
+                // either took the clock.
+                if driver.clock.borrow().is_some() {
+                    driver.tick_later();
+                }
             }),
         );
         *self.clock.borrow_mut() = Some(handle);
@@ -257,20 +299,43 @@ impl<A: App, H: Host> Driver<A, H> {
     /// Runs `job`, then every job queued meanwhile; while the loop runs
     /// already, queues it.
     fn drive(&self, job: Job<A::Resources>) {
-        if self.busy.replace(true) {
-            self.jobs.borrow_mut().push_back(job);
-            return;
+        self.jobs.borrow_mut().push_back(job);
+        if !self.busy.get() {
+            self.run_queued();
         }
-        let mut next = Some(job);
-        while let Some(job) = next.take().or_else(|| self.jobs.borrow_mut().pop_front()) {
-            if self.host.crashed().is_some() {
+    }
+
+    /// Runs the queued jobs, in order, marking the loop busy meanwhile.
+    fn run_queued(&self) {
+        self.busy.set(true);
+        loop {
+            let job = self.jobs.borrow_mut().pop_front();
+            let Some(job) = job else {
                 break;
+            };
+            if self.host.crashed().is_some() {
+                self.drop_after_crash(job);
+                continue;
             }
             self.run_job(job);
         }
         self.busy.set(false);
         if let Some(message) = self.host.crashed() {
             self.on_crash(message);
+        }
+    }
+
+    /// A job that will never run (the program crashed): a device it carries
+    /// is let go; what an attempt built is leaked (its state cannot be
+    /// trusted, and no application code runs after a crash).
+    fn drop_after_crash(&self, job: Job<A::Resources>) {
+        match job {
+            Job::Event(_, Handover::Device { arrival, .. }) => self.host.let_go(&arrival.device),
+            Job::Event(_, Handover::Built(live)) => {
+                std::mem::forget(live.resources.borrow_mut().take());
+                self.host.let_go(&live.gpu.device);
+            }
+            _ => {}
         }
     }
 
@@ -292,7 +357,10 @@ impl<A: App, H: Host> Driver<A, H> {
         if self.crash_handled.replace(true) {
             return;
         }
-        self.jobs.borrow_mut().clear();
+        let jobs: Vec<_> = self.jobs.borrow_mut().drain(..).collect();
+        for job in jobs {
+            self.drop_after_crash(job);
+        }
         self.frame_request.borrow_mut().take();
         self.driven.borrow_mut().take();
         self.clock.borrow_mut().take();
@@ -552,16 +620,20 @@ impl<A: App, H: Host> Driver<A, H> {
             self.reconfigure(live, size);
             let mut resources = live.resources.borrow_mut();
             if let Some(resources) = resources.as_mut() {
+                let depth = gpu.scopes().depth();
                 let mut outcome = Ok(());
                 let thrown = self.host.call_app("the resize", &mut || {
                     outcome = self.app.resize(gpu, resources, size.0, size.1);
                 });
+                self.close_leaked_scopes(gpu, depth);
                 if let Err(fault) = thrown.and(outcome) {
                     self.report(fault);
                 }
             }
         }
-        let texture = match live.surface.borrow().get_current_texture() {
+        // The surface is not borrowed while a lost one is made again.
+        let current = live.surface.borrow().get_current_texture();
+        let texture = match current {
             wgpu::CurrentSurfaceTexture::Success(texture)
             | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => texture,
             wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
@@ -586,6 +658,7 @@ impl<A: App, H: Host> Driver<A, H> {
         let number = self.frames.get();
         let every = u64::from(self.options.frame_scope_every.max(1));
         let scoped = live.frames.get() % every == 0;
+        let depth = gpu.scopes().depth();
         let scope = scoped.then(|| gpu.scopes().open(&gpu.device, &format!("frame {number}")));
         let frame = Frame {
             view: texture
@@ -614,6 +687,8 @@ impl<A: App, H: Host> Driver<A, H> {
                 gpu.report_later_tagged(set, move |fault| fault.in_frame(number));
             }
         }
+        // A phase the frame left open (a throw abandoned it) ends with it.
+        self.close_leaked_scopes(gpu, depth);
         drop(frame);
         gpu.queue.present(texture);
         self.frames.set(number + 1);
@@ -742,7 +817,9 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         &device,
         Box::new(move |reason, message| {
             if let Some(driver) = watcher.upgrade() {
-                driver.recovery_begins();
+                if driver.read(|s| s.owns_generation(generation)) {
+                    driver.recovery_begins();
+                }
                 let at_ms = driver.host.now_ms() as u64;
                 driver.dispatch(Event::Lost {
                     generation,
@@ -786,6 +863,8 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     }));
     let app = driver.app.clone();
     let built = driver.host.guard_future("build", app.build(&gpu)).await;
+    // A phase `build` left open (a throw abandoned its future) ends with it.
+    driver.close_leaked_scopes(&gpu, 0);
     if !driver.attempt_owns(attempt) {
         // Stopped or superseded meanwhile: the driver let the device go.
         if let Ok(Ok(resources)) = built {

@@ -124,10 +124,37 @@ impl ScopeStack {
             .collect()
     }
 
+    /// How many sets are open.
+    pub(crate) fn depth(&self) -> usize {
+        self.open.borrow().len()
+    }
+
+    /// Closes every set opened above the first `depth`, newest first (see
+    /// [`ScopeStack::close`]).
+    pub(crate) fn close_above(&self, depth: usize) -> Vec<ClosedSet> {
+        let id = self.open.borrow().get(depth).map(|set| set.id);
+        id.map(|id| self.close(id)).unwrap_or_default()
+    }
+
     /// Records a labelled creation in the newest open set.
     pub(crate) fn record_call(&self, label: &str, site: CallSite) {
         if let Some(set) = self.open.borrow_mut().last_mut() {
             set.calls.push((label.to_string(), site));
+        }
+    }
+}
+
+impl Drop for ScopeStack {
+    /// Sets still open when the device's `Gpu` goes (an application's code
+    /// abandoned by a trap) are popped newest first, each in reverse: wgpu's
+    /// guards, dropped in the order they were pushed, would panic.
+    fn drop(&mut self) {
+        let open = std::mem::take(self.open.get_mut());
+        for set in open.into_iter().rev() {
+            let mut guards = set.guards;
+            while let Some(guard) = guards.pop() {
+                drop(guard.pop());
+            }
         }
     }
 }

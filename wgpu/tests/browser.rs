@@ -301,3 +301,79 @@ async fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second
     assert!(status.logged <= 6 * seconds + 4, "{seconds} s: {status:?}");
     runtime.stop();
 }
+
+#[wasm_bindgen_test]
+async fn with_live_may_stop_the_runtime_from_inside_its_closure() {
+    let (runtime, _seen) = probe(async |_: &Gpu| Ok(()));
+    runtime.start();
+    until("frames", || runtime.status().frames > 2).await;
+    let handle = runtime.clone();
+    // The stop waits for the closure to return (it holds the resources).
+    let answered = runtime.with_live(move |_, _| {
+        handle.stop();
+        7
+    });
+    assert_eq!(answered, Some(7));
+    until("stopped", || runtime.status().state.as_str() == "stopped").await;
+}
+
+/// Opens a phase in frame 3 and throws before ending it; makes an error
+/// outside any phase in frame 6.
+struct Abandons {
+    frames: Cell<u64>,
+}
+
+impl App for Abandons {
+    type Resources = ();
+
+    async fn build(&self, _: &Gpu) -> Result<(), Fault> {
+        Ok(())
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+        let n = self.frames.get() + 1;
+        self.frames.set(n);
+        if n == 3 {
+            let _phase = gpu.phase("abandoned");
+            throw_through_wasm();
+        }
+        if n == 6 {
+            let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+            let _ = gpu
+                .device
+                .create_texture(&square("after-the-throw", too_big));
+        }
+        clear(gpu, frame);
+        Ok(())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_phase_a_throw_abandoned_is_closed_with_the_frame_that_opened_it() {
+    let app = Abandons {
+        frames: Cell::new(0),
+    };
+    let options = RuntimeOptions {
+        // Frames 1 to 31 unscoped: only the abandoned phase could catch
+        // frame 6's error.
+        frame_scope_every: 32,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::new(app, canvas(), options);
+    runtime.start();
+    // The error of frame 6 reaches the uncaptured-error listener: no scope
+    // of the abandoned phase is left to swallow it.
+    until("frame 6's error, uncaptured", || {
+        runtime
+            .faults()
+            .recent_lines()
+            .join("\n")
+            .contains("after-the-throw")
+            || runtime.status().validation >= 1 && runtime.app().frames.get() > 8
+    })
+    .await;
+    assert!(runtime.status().validation >= 1);
+    // And the device goes without wgpu's out-of-order panic.
+    runtime.stop();
+    until("stopped", || runtime.status().state.as_str() == "stopped").await;
+}
