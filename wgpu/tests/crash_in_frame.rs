@@ -48,6 +48,17 @@ impl App for Panicky {
     }
 }
 
+/// Waits for `count` of the page's animation frames: time in which a runtime
+/// that still ran would have drawn as many frames.
+async fn animation_frames(count: u32) {
+    for _ in 0..count {
+        let next = js_sys::Promise::new(&mut |resolve, _| {
+            let _ = web_sys::window().unwrap().request_animation_frame(&resolve);
+        });
+        wasm_bindgen_futures::JsFuture::from(next).await.unwrap();
+    }
+}
+
 async fn pause(ms: u32) {
     gloo_timers::future::TimeoutFuture::new(ms).await;
 }
@@ -82,7 +93,7 @@ async fn a_panic_in_a_frame_stops_the_runtime_for_good_with_the_crashed_fallback
     // For good: no frame after the panic, no new device, even when asked.
     runtime.force_recovery();
     runtime.start();
-    pause(500).await;
+    animation_frames(30).await;
     assert_eq!(runtime.app().frames.get(), 5);
     assert_eq!(runtime.status().generation, 1);
     // The fallback stands in place of the canvas and says why.
