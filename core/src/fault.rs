@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::str_search::{contains, find_byte, from, part};
+use crate::str_search::{contains, find, find_byte, from, part};
 
 /// The kind of a fault. The first three are the WebGPU error classes; the others
 /// are failures the guard layer observes around them.
@@ -393,8 +393,12 @@ pub fn hint_for(message: &str) -> Option<&'static str> {
 /// mistake): such a message does not say which object failed, and `None` is
 /// returned (the fault lists the phase's calls instead; see
 /// [`FaultRecord::suspects`]).
+///
+/// Native wgpu (wgpu-core's own messages) names the object being created in
+/// its context line, `In Device::create_buffer, label = 'vertices'`, which is
+/// read as such.
 pub fn label_in_message(message: &str) -> Option<String> {
-    if let Some(created) = dawn_descriptor_label(message) {
+    if let Some(created) = dawn_descriptor_label(message).or_else(|| wgpu_created_label(message)) {
         return Some(created);
     }
     if speaks_of_a_creation(message) {
@@ -407,6 +411,20 @@ pub fn label_in_message(message: &str) -> Option<String> {
 /// `In Device::create_x`).
 fn speaks_of_a_creation(message: &str) -> bool {
     contains(message, "].Create") || contains(message, "Device::create_")
+}
+
+/// The label of native wgpu's `In Device::create_x, label = 'label'`: the
+/// object being created.
+fn wgpu_created_label(message: &str) -> Option<String> {
+    const CREATE: &str = "In Device::create_";
+    const LABEL: &str = ", label = '";
+    let context = from(message, find(message, CREATE)?);
+    let line = crate::str_search::first_line(context);
+    let start = find(line, LABEL)? + LABEL.len();
+    let label = from(line, start);
+    let end = crate::str_search::rfind_byte(label, b'\'')?;
+    let label = part(label, 0, end);
+    (!label.is_empty()).then(|| label.to_string())
 }
 
 /// The label of the first labelled `[XDescriptor "label"]` of a Dawn message:
@@ -582,6 +600,23 @@ mod tests {
             label_in_message(
                 "In Device::create_bind_group\n    Buffer with 'sim-params' label is invalid"
             ),
+            None
+        );
+        // Native wgpu names the object being created in its context line,
+        // whatever its mistake names after.
+        assert_eq!(
+            label_in_message(
+                "Validation Error\n\nCaused by:\n  In Device::create_bind_group, label = 'reduce-group'\n    Buffer with 'totals' label is too small\n"
+            )
+            .as_deref(),
+            Some("reduce-group")
+        );
+        assert_eq!(
+            label_in_message("In Device::create_buffer, label = 'it's'\n").as_deref(),
+            Some("it's")
+        );
+        assert_eq!(
+            label_in_message("In Device::create_buffer, label = ''\n"),
             None
         );
         // Dawn names the object being created in its descriptor, after the

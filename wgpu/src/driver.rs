@@ -36,7 +36,7 @@ pub(crate) struct DriverOptions {
 /// A device an attempt just made, handed to the supervisor's decision.
 struct Arrival {
     instance: wgpu::Instance,
-    surface: wgpu::Surface<'static>,
+    surface: Option<wgpu::Surface<'static>>,
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -46,13 +46,62 @@ struct Arrival {
 pub(crate) struct Live<R> {
     pub(crate) gpu: Rc<Gpu>,
     instance: wgpu::Instance,
-    surface: RefCell<wgpu::Surface<'static>>,
-    config: RefCell<wgpu::SurfaceConfiguration>,
+    target: RefCell<Target>,
     pub(crate) resources: RefCell<Option<R>>,
     frames: Cell<u64>,
     /// The loss watch and the uncaptured-error listener: taken (disarmed)
     /// before the device is let go.
     watches: RefCell<Vec<Handle>>,
+}
+
+/// Where frames are drawn.
+enum Target {
+    /// The window's (or canvas's) surface, as configured.
+    Surface {
+        surface: wgpu::Surface<'static>,
+        config: wgpu::SurfaceConfiguration,
+    },
+    /// No window (headless): a texture each frame is drawn into, read back
+    /// by the runtime's `capture`.
+    Offscreen(wgpu::Texture),
+}
+
+/// The format of an offscreen target.
+const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+/// An offscreen target of `size` on `device`.
+fn offscreen_texture(device: &wgpu::Device, size: (u32, u32)) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("offscreen target"),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: OFFSCREEN_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    })
+}
+
+/// A frame's texture, acquired.
+enum Acquired {
+    Surface(wgpu::SurfaceTexture),
+    Offscreen(wgpu::Texture),
+}
+
+impl Acquired {
+    fn texture(&self) -> &wgpu::Texture {
+        match self {
+            Acquired::Surface(surface) => &surface.texture,
+            Acquired::Offscreen(texture) => texture,
+        }
+    }
 }
 
 /// What an event hands over with it.
@@ -631,29 +680,8 @@ impl<A: App, H: Host> Driver<A, H> {
                 }
             }
         }
-        // The surface is not borrowed while a lost one is made again.
-        let current = live.surface.borrow().get_current_texture();
-        let texture = match current {
-            wgpu::CurrentSurfaceTexture::Success(texture)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => texture,
-            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
-                return false;
-            }
-            wgpu::CurrentSurfaceTexture::Outdated => {
-                self.reconfigure(live, size);
-                return false;
-            }
-            wgpu::CurrentSurfaceTexture::Lost => {
-                self.recreate_surface(live, size);
-                return false;
-            }
-            wgpu::CurrentSurfaceTexture::Validation => {
-                self.report(Fault::new(
-                    FaultKind::Validation,
-                    "the surface refused to hand out its texture (a validation error)",
-                ));
-                return false;
-            }
+        let Some(acquired) = self.acquire(live, size) else {
+            return false;
         };
         let number = self.frames.get();
         let every = u64::from(self.options.frame_scope_every.max(1));
@@ -661,8 +689,8 @@ impl<A: App, H: Host> Driver<A, H> {
         let depth = gpu.scopes().depth();
         let scope = scoped.then(|| gpu.scopes().open(&gpu.device, &format!("frame {number}")));
         let frame = Frame {
-            view: texture
-                .texture
+            view: acquired
+                .texture()
                 .create_view(&wgpu::TextureViewDescriptor::default()),
             format: gpu.format,
             number,
@@ -690,27 +718,73 @@ impl<A: App, H: Host> Driver<A, H> {
         // A phase the frame left open (a throw abandoned it) ends with it.
         self.close_leaked_scopes(gpu, depth);
         drop(frame);
-        gpu.queue.present(texture);
+        if self.host.crashed().is_some() {
+            // What a frame that panicked left is never presented.
+            return false;
+        }
+        if let Acquired::Surface(texture) = acquired {
+            gpu.queue.present(texture);
+        }
         self.frames.set(number + 1);
         live.frames.set(live.frames.get() + 1);
         self.host.outlet().set_frame(number + 1);
         true
     }
 
-    /// Configures the surface again at `size`.
+    /// The frame's texture: the surface's (`None` when it has none to give
+    /// now, what it said handled), or the offscreen target.
+    fn acquire(&self, live: &Live<A::Resources>, size: (u32, u32)) -> Option<Acquired> {
+        // The surface is not borrowed while a lost one is made again.
+        let current = match &*live.target.borrow() {
+            Target::Offscreen(texture) => return Some(Acquired::Offscreen(texture.clone())),
+            Target::Surface { surface, .. } => surface.get_current_texture(),
+        };
+        match current {
+            wgpu::CurrentSurfaceTexture::Success(texture)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => Some(Acquired::Surface(texture)),
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => None,
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                self.reconfigure(live, size);
+                None
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                self.recreate_surface(live, size);
+                None
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                self.report(Fault::new(
+                    FaultKind::Validation,
+                    "the surface refused to hand out its texture (a validation error)",
+                ));
+                None
+            }
+        }
+    }
+
+    /// Configures the surface again at `size` (an offscreen target: a new
+    /// texture of that size).
     fn reconfigure(&self, live: &Live<A::Resources>, size: (u32, u32)) {
-        let mut config = live.config.borrow_mut();
-        config.width = size.0;
-        config.height = size.1;
-        live.surface.borrow().configure(&live.gpu.device, &config);
+        match &mut *live.target.borrow_mut() {
+            Target::Surface { surface, config } => {
+                config.width = size.0;
+                config.height = size.1;
+                surface.configure(&live.gpu.device, config);
+            }
+            Target::Offscreen(texture) => *texture = offscreen_texture(&live.gpu.device, size),
+        }
         live.gpu.set_size(size);
     }
 
     /// A lost surface: a new one from the same instance, configured as before.
     fn recreate_surface(&self, live: &Live<A::Resources>, size: (u32, u32)) {
-        match live.instance.create_surface(self.host.surface_target()) {
-            Ok(surface) => {
-                *live.surface.borrow_mut() = surface;
+        let Some(target) = self.host.surface_target() else {
+            return;
+        };
+        match live.instance.create_surface(target) {
+            Ok(new) => {
+                if let Target::Surface { surface, .. } = &mut *live.target.borrow_mut() {
+                    *surface = new;
+                }
                 self.reconfigure(live, size);
             }
             Err(e) => self.report(Fault::new(
@@ -720,9 +794,34 @@ impl<A: App, H: Host> Driver<A, H> {
         }
     }
 
+    /// Whether a device runs (or is being put in place).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn has_live(&self) -> bool {
+        self.live.try_borrow().map_or(true, |live| live.is_some())
+    }
+
+    /// The running device's GPU and its offscreen target (headless only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn offscreen(&self) -> Option<(Rc<Gpu>, wgpu::Texture)> {
+        let live = self.live.try_borrow().ok()?.clone()?;
+        let texture = match &*live.target.try_borrow().ok()? {
+            Target::Offscreen(texture) => texture.clone(),
+            Target::Surface { .. } => return None,
+        };
+        Some((live.gpu.clone(), texture))
+    }
+
     // ---- faults ----
 
     pub(crate) fn report(&self, fault: Fault) {
+        // A crash is told once, by the `crashed` fallback that carries it.
+        if self
+            .host
+            .crashed()
+            .is_some_and(|crash| crash == fault.message)
+        {
+            return;
+        }
         self.host.outlet().report(fault);
     }
 
@@ -748,14 +847,19 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     };
     driver.timings.attempt_since.set(driver.host.now_ms());
     let instance = wgpu::Instance::new(driver.host.instance_descriptor());
-    let surface = match instance.create_surface(driver.host.surface_target()) {
-        Ok(surface) => surface,
-        Err(e) => return driver.fail(attempt, InitFailure::Canvas(e.to_string())),
+    let surface = match driver
+        .host
+        .surface_target()
+        .map(|t| instance.create_surface(t))
+    {
+        None => None,
+        Some(Ok(surface)) => Some(surface),
+        Some(Err(e)) => return driver.fail(attempt, InitFailure::Canvas(e.to_string())),
     };
     drop(driver);
     let adapter = instance
         .request_adapter(&wgpu::RequestAdapterOptions {
-            compatible_surface: Some(&surface),
+            compatible_surface: surface.as_ref(),
             ..Default::default()
         })
         .await;
@@ -832,25 +936,35 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     );
     let listener = driver.host.listen(&device);
     let size = driver.host.drawing_size();
-    let capabilities = surface.get_capabilities(&adapter);
-    let Some(&format) = capabilities.formats.first() else {
-        return driver.fail(
-            attempt,
-            InitFailure::Canvas("the surface offers no format for this adapter".into()),
-        );
+    let target = match surface {
+        Some(surface) => {
+            let capabilities = surface.get_capabilities(&adapter);
+            let Some(&format) = capabilities.formats.first() else {
+                return driver.fail(
+                    attempt,
+                    InitFailure::Canvas("the surface offers no format for this adapter".into()),
+                );
+            };
+            let config = wgpu::SurfaceConfiguration {
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                format,
+                width: size.0,
+                height: size.1,
+                present_mode: wgpu::PresentMode::Fifo,
+                desired_maximum_frame_latency: 2,
+                alpha_mode: wgpu::CompositeAlphaMode::Opaque,
+                view_formats: vec![],
+                color_space: Default::default(),
+            };
+            surface.configure(&device, &config);
+            Target::Surface { surface, config }
+        }
+        None => Target::Offscreen(offscreen_texture(&device, size)),
     };
-    let config = wgpu::SurfaceConfiguration {
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-        format,
-        width: size.0,
-        height: size.1,
-        present_mode: wgpu::PresentMode::Fifo,
-        desired_maximum_frame_latency: 2,
-        alpha_mode: wgpu::CompositeAlphaMode::Opaque,
-        view_formats: vec![],
-        color_space: Default::default(),
+    let format = match &target {
+        Target::Surface { config, .. } => config.format,
+        Target::Offscreen(_) => OFFSCREEN_FORMAT,
     };
-    surface.configure(&device, &config);
     let gpu = Rc::new(Gpu::new(GpuParts {
         adapter,
         device,
@@ -882,8 +996,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
             let live = Live {
                 gpu,
                 instance,
-                surface: RefCell::new(surface),
-                config: RefCell::new(config),
+                target: RefCell::new(target),
                 resources: RefCell::new(Some(resources)),
                 frames: Cell::new(0),
                 watches: RefCell::new(vec![watch, listener]),

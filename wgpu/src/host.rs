@@ -24,8 +24,10 @@ pub(crate) trait Host: 'static {
     fn has_gpu_api(&self) -> bool;
     /// The descriptor wgpu's instance is made with (its backends).
     fn instance_descriptor(&self) -> wgpu::InstanceDescriptor;
-    /// A surface target for the drawing area, for a new surface.
-    fn surface_target(&self) -> wgpu::SurfaceTarget<'static>;
+    /// A surface target for the drawing area, for a new surface; `None`
+    /// where there is no window (headless): frames are drawn into an
+    /// offscreen texture instead.
+    fn surface_target(&self) -> Option<wgpu::SurfaceTarget<'static>>;
     /// The drawing area's size in pixels now (at least 1x1).
     fn drawing_size(&self) -> (u32, u32);
     /// Calls `on_frame(time_ms)` at the platform's next frame.

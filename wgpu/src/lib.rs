@@ -61,30 +61,32 @@
 //! supervisor's, the same as webgpu-guard's.
 
 pub use webgpu_guard_core::fault::{Fault, FaultKind};
-pub use webgpu_guard_core::supervisor::{Fallback, RecoveryAnswer};
+pub use webgpu_guard_core::supervisor::{
+    DeviceState, Fallback, LossReason, LossRecord, RecoveryAnswer, SupervisorOptions,
+};
+/// Telemetry: the sink interface, its events and the OTLP/HTTP JSON record.
+pub use webgpu_guard_core::telemetry;
 
 pub mod compilation;
 
-#[cfg(target_arch = "wasm32")]
 mod app;
-#[cfg(target_arch = "wasm32")]
 mod driver;
-#[cfg(target_arch = "wasm32")]
 mod gpu;
-#[cfg(target_arch = "wasm32")]
 mod host;
-#[cfg(target_arch = "wasm32")]
+mod runtime;
 mod scopes;
-#[cfg(target_arch = "wasm32")]
 pub mod snapshot;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
-#[cfg(target_arch = "wasm32")]
 pub use app::{App, Frame};
-#[cfg(target_arch = "wasm32")]
 pub use gpu::{Fitted, Gpu, Tracked};
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::{Runtime, WindowOptions};
+pub use runtime::{RuntimeOptions, Status};
 pub use scopes::Phase;
 #[cfg(target_arch = "wasm32")]
-pub use web::{Runtime, RuntimeOptions};
+pub use web::Runtime;

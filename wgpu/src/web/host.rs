@@ -96,8 +96,8 @@ impl Host for WebHost {
         descriptor
     }
 
-    fn surface_target(&self) -> wgpu::SurfaceTarget<'static> {
-        wgpu::SurfaceTarget::Canvas(self.canvas.clone())
+    fn surface_target(&self) -> Option<wgpu::SurfaceTarget<'static>> {
+        Some(wgpu::SurfaceTarget::Canvas(self.canvas.clone()))
     }
 
     fn drawing_size(&self) -> (u32, u32) {

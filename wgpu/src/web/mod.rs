@@ -12,13 +12,12 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use webgpu_guard::web::FaultSink;
 use webgpu_guard_core::fault::{Fault, FaultKind};
-use webgpu_guard_core::supervisor::{
-    DeviceState, Fallback, LossRecord, RecoveryAnswer, Supervisor, SupervisorOptions,
-};
+use webgpu_guard_core::supervisor::RecoveryAnswer;
 
 use crate::app::App;
-use crate::driver::{Driver, DriverOptions};
+use crate::driver::Driver;
 use crate::gpu::Gpu;
+pub use crate::runtime::{RuntimeOptions, Status};
 use host::WebHost;
 
 /// The class of the element shown in place of the canvas when the runtime
@@ -28,29 +27,6 @@ pub use webgpu_guard::web::runtime::FALLBACK_CLASS;
 /// The browser console's lines (`log::error`, `log::warn`, `log::info`), as
 /// the runtime writes them.
 pub use webgpu_guard::web::log;
-
-/// How a runtime runs.
-#[derive(Clone, Debug)]
-pub struct RuntimeOptions {
-    /// Backoff, its cap, the crash-loop rule, the init deadline and the stall
-    /// time (webgpu-guard's defaults).
-    pub supervisor: SupervisorOptions,
-    /// The label of every device the runtime makes.
-    pub device_label: String,
-    /// One frame in how many runs inside error scopes (validation, out of
-    /// memory, internal) spanning its `submit`; 1: every frame.
-    pub frame_scope_every: u32,
-}
-
-impl Default for RuntimeOptions {
-    fn default() -> Self {
-        RuntimeOptions {
-            supervisor: SupervisorOptions::default(),
-            device_label: "main-device".into(),
-            frame_scope_every: 32,
-        }
-    }
-}
 
 thread_local! {
     /// Started runtimes: each keeps itself alive until `stop()`.
@@ -105,13 +81,8 @@ impl<A: App> Runtime<A> {
         webgpu_guard::web::crash::install_panic_hook();
         let faults = FaultSink::new(Rc::new(Cell::new(0)));
         let host = WebHost::new(canvas, faults);
-        let options = DriverOptions {
-            supervisor: options.supervisor,
-            device_label: options.device_label,
-            frame_scope_every: options.frame_scope_every,
-        };
         Runtime {
-            driver: Driver::new(Rc::new(app), host, options),
+            driver: Driver::new(Rc::new(app), host, options.driver_options()),
         }
     }
 
@@ -166,69 +137,6 @@ impl<A: App> Runtime<A> {
 
     /// Where the runtime stands.
     pub fn status(&self) -> Status {
-        let faults = self.faults();
-        let stats = faults.stats();
-        let live = self.driver.ledger.live();
-        let (frames, frames_from_timer) = self.driver.frame_counts();
-        let timings = self.driver.timings();
-        self.driver.read(|s: &Supervisor| Status {
-            state: s.state(),
-            generation: s.generation(),
-            recoveries: s.recoveries(),
-            frames,
-            frames_from_timer,
-            live_objects: live.objects,
-            live_bytes: live.bytes,
-            validation: stats.validation,
-            out_of_memory: stats.out_of_memory,
-            internal: stats.internal,
-            logged: stats.logged,
-            suppressed: stats.suppressed,
-            last_loss: s.last_loss().cloned(),
-            fallback: s.fallback().cloned(),
-            first_frame_at_ms: timings.first_frame_at_ms,
-            last_recovery_ms: timings.last_recovery_ms,
-            last_rebuild_ms: timings.last_rebuild_ms,
-        })
+        self.driver.status(&self.faults().stats())
     }
-}
-
-/// Where a runtime stands, as `gpuStatus()` reports it.
-#[derive(Clone, Debug)]
-pub struct Status {
-    /// The supervisor's state.
-    pub state: DeviceState,
-    /// The last device generation (0 before the first).
-    pub generation: u64,
-    /// Devices rebuilt after a loss.
-    pub recoveries: u64,
-    /// Frames drawn.
-    pub frames: u64,
-    /// Of those, frames drawn from a timer (animation frames did not come).
-    pub frames_from_timer: u64,
-    /// Objects made through `Gpu::create_*` and alive.
-    pub live_objects: u64,
-    /// Their bytes.
-    pub live_bytes: u64,
-    /// Validation errors counted.
-    pub validation: u64,
-    /// Out-of-memory errors counted.
-    pub out_of_memory: u64,
-    /// Internal errors counted.
-    pub internal: u64,
-    /// Lines written.
-    pub logged: u64,
-    /// Lines the rate limit held back.
-    pub suppressed: u64,
-    /// The last loss.
-    pub last_loss: Option<LossRecord>,
-    /// The fallback shown, if any.
-    pub fallback: Option<Fallback>,
-    /// When the first device presented its first frame (`performance.now()`).
-    pub first_frame_at_ms: Option<f64>,
-    /// The last recovery, from the loss seen (or `matarGPU()`) to the new
-    /// device's first frame, in milliseconds.
-    pub last_recovery_ms: Option<f64>,
-    /// Of that, the rebuild: from its init attempt's start to the first frame.
-    pub last_rebuild_ms: Option<f64>,
 }

@@ -1,0 +1,440 @@
+//! The desktop's fault sink: every fault, note and warning of a runtime goes
+//! through `webgpu-guard-core`'s rate-limited [`FaultLog`] (5 lines a second
+//! and one cut-off line, counted, grouped for telemetry), is written to the
+//! program's standard error (or the writer given), and is handed to the
+//! application's telemetry sink after the log's borrow ends. wgpu's
+//! uncaptured errors arrive on whatever thread made the call that failed:
+//! the handler only puts them in an [`Inbox`] (a storm beyond
+//! [`INBOX_LIVE`] errors is only counted, by kind), emptied at every turn of
+//! the loop and before every reading of the counters.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use webgpu_guard_core::fault::{label_in_message, Fault, FaultKind};
+use webgpu_guard_core::fault_log::{FaultLog, FaultStats, Line, Severity};
+use webgpu_guard_core::sanitize::{Sanitized, Sanitizer};
+use webgpu_guard_core::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
+
+use super::panics::catching;
+
+/// How many uncaptured errors an inbox keeps whole between two turns; the
+/// rest of a storm is counted by kind.
+pub const INBOX_LIVE: usize = 64;
+
+/// What telemetry receives in place of a text the sanitiser panicked on.
+const SANITIZER_PANICKED: &str = "(the sanitiser panicked)";
+
+/// What the log gave for telemetry, kept until its borrow ends.
+enum Delivery {
+    Send(TelemetryEvent),
+    HeldBack {
+        kind: FaultKind,
+        label: String,
+        phase: Option<String>,
+        message: String,
+        frame: Option<u64>,
+        count: u64,
+    },
+    Adapter(String),
+}
+
+/// The log's own telemetry sink: it only queues.
+struct Deferring(Rc<RefCell<Vec<Delivery>>>);
+
+impl TelemetrySink for Deferring {
+    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
+        self.0.borrow_mut().push(Delivery::Send(event.clone()));
+        Ok(())
+    }
+
+    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+        self.0.borrow_mut().push(Delivery::HeldBack {
+            kind: held.kind,
+            label: held.label.to_string(),
+            phase: held.phase.map(str::to_string),
+            message: held.message.to_string(),
+            frame: held.frame,
+            count: held.count,
+        });
+        Ok(())
+    }
+
+    fn adapter(&self, adapter: &str) {
+        self.0
+            .borrow_mut()
+            .push(Delivery::Adapter(adapter.to_string()));
+    }
+}
+
+/// Where written lines go.
+pub type LineWriter = Box<dyn Fn(Severity, &str)>;
+
+/// Uncaptured errors of one device, from any thread, until the loop takes them.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    state: Mutex<InboxState>,
+}
+
+#[derive(Default)]
+struct InboxState {
+    live: Vec<(FaultKind, String)>,
+    /// By kind and the label the message names: the first message counted
+    /// and how many.
+    counted: Vec<Counted>,
+}
+
+/// Errors of a storm, counted by kind and label.
+struct Counted {
+    kind: FaultKind,
+    label: Option<String>,
+    first_message: String,
+    count: u64,
+}
+
+/// The most (kind, label) groups an inbox counts apart; beyond, errors are
+/// counted in their kind's first group.
+const COUNTED_GROUPS: usize = 32;
+
+impl Inbox {
+    /// Takes one of wgpu's errors (the handler's only work).
+    pub(crate) fn put(&self, error: wgpu::Error) {
+        let (kind, message) = match error {
+            wgpu::Error::Validation { description, .. } => (FaultKind::Validation, description),
+            wgpu::Error::OutOfMemory { source } => (FaultKind::OutOfMemory, source.to_string()),
+            wgpu::Error::Internal { description, .. } => (FaultKind::Internal, description),
+        };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.live.len() < INBOX_LIVE {
+            state.live.push((kind, message));
+            return;
+        }
+        let label = label_in_message(&message);
+        let groups = state.counted.len();
+        let group = state
+            .counted
+            .iter_mut()
+            .position(|c| c.kind == kind && (c.label == label || groups >= COUNTED_GROUPS));
+        match group {
+            Some(at) => state.counted[at].count += 1,
+            None => state.counted.push(Counted {
+                kind,
+                label,
+                first_message: message,
+                count: 1,
+            }),
+        }
+    }
+
+    fn take(&self) -> InboxState {
+        self.state
+            .lock()
+            .map(|mut state| std::mem::take(&mut *state))
+            .unwrap_or_default()
+    }
+}
+
+/// The fault sink of a desktop runtime. Cheap to clone.
+#[derive(Clone)]
+pub struct FaultSink {
+    shared: Rc<Shared>,
+}
+
+struct Shared {
+    log: RefCell<FaultLog>,
+    outgoing: Rc<RefCell<Vec<Delivery>>>,
+    telemetry: RefCell<Option<Rc<dyn TelemetrySink>>>,
+    sanitizer: RefCell<Option<Rc<Sanitizer>>>,
+    writer: RefCell<Option<Rc<LineWriter>>>,
+    delivering: Cell<bool>,
+    frame: Cell<u64>,
+    started: std::time::Instant,
+    inboxes: RefCell<Vec<Arc<Inbox>>>,
+    refused: Cell<u64>,
+    lines: RefCell<VecDeque<String>>,
+}
+
+impl std::fmt::Debug for FaultSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultSink")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Default for FaultSink {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FaultSink {
+    /// A fault sink writing to standard error, with no telemetry sink.
+    pub fn new() -> Self {
+        let outgoing = Rc::new(RefCell::new(Vec::new()));
+        FaultSink {
+            shared: Rc::new(Shared {
+                log: RefCell::new(FaultLog::new(Box::new(Deferring(outgoing.clone())))),
+                outgoing,
+                telemetry: RefCell::new(None),
+                sanitizer: RefCell::new(None),
+                writer: RefCell::new(None),
+                delivering: Cell::new(false),
+                frame: Cell::new(0),
+                started: std::time::Instant::now(),
+                inboxes: RefCell::default(),
+                refused: Cell::new(0),
+                lines: RefCell::default(),
+            }),
+        }
+    }
+
+    fn now_ms(&self) -> f64 {
+        self.shared.started.elapsed().as_secs_f64() * 1000.0
+    }
+
+    /// Reports `fault` (counted, written if the limiter lets it, grouped for
+    /// telemetry).
+    pub fn report(&self, fault: &Fault) {
+        let clean = self.sanitized(fault);
+        let now = self.now_ms();
+        let line = self
+            .shared
+            .log
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut log| log.record(fault, &Sanitized::new(&clean, None), now));
+        self.after(line);
+    }
+
+    /// `fault` as telemetry may see it: through the sanitiser (a panicking
+    /// one gives a placeholder, never the raw text).
+    fn sanitized(&self, fault: &Fault) -> Fault {
+        let sanitizer = self.shared.sanitizer.borrow().clone();
+        match &sanitizer {
+            Some(sanitize) => {
+                let sanitize = |text: &str| {
+                    catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
+                };
+                Sanitized::new(fault, Some(&sanitize)).fault().clone()
+            }
+            None => fault.clone(),
+        }
+    }
+
+    /// Writes an informational line (through the same limiter).
+    pub fn note(&self, text: &str) {
+        let now = self.now_ms();
+        let line = self
+            .shared
+            .log
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut log| log.record_note(text, now));
+        self.after(line);
+    }
+
+    /// Records a warning (a shader compiler's).
+    pub fn warn(&self, text: &str) {
+        let now = self.now_ms();
+        let line = self
+            .shared
+            .log
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut log| log.record_warning(text, now));
+        self.after(line);
+    }
+
+    fn after(&self, line: Option<Line>) {
+        if let Some(line) = line {
+            self.write(line);
+        }
+        self.deliver();
+    }
+
+    fn write(&self, line: Line) {
+        {
+            let mut lines = self.shared.lines.borrow_mut();
+            if lines.len() == 64 {
+                lines.pop_front();
+            }
+            lines.push_back(line.text.clone());
+        }
+        let writer = self.shared.writer.borrow().clone();
+        match writer {
+            Some(writer) => {
+                let _ = catching(|| writer(line.severity, &line.text));
+            }
+            None => {
+                let prefix = match line.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Info => "info",
+                };
+                eprintln!("[gpu {prefix}] {}", line.text);
+            }
+        }
+    }
+
+    /// Replaces where lines are written (standard error by default).
+    pub fn set_writer(&self, writer: Option<LineWriter>) {
+        *self.shared.writer.borrow_mut() = writer.map(Rc::new);
+    }
+
+    /// The frame number uncaptured errors are tagged with from now on.
+    pub fn set_frame(&self, frame: u64) {
+        self.shared.frame.set(frame);
+    }
+
+    /// Replaces the telemetry sink; the one replaced is retired (what it
+    /// holds is sent or counted as dropped).
+    pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
+        let old = self.shared.telemetry.replace(Some(Rc::from(sink)));
+        if let Some(old) = old {
+            let _ = catching(|| old.retire());
+        }
+        if let Ok(mut log) = self.shared.log.try_borrow_mut() {
+            log.set_sink(Box::new(Deferring(self.shared.outgoing.clone())));
+        }
+        self.deliver();
+    }
+
+    /// Sets the sanitising step applied to what telemetry receives.
+    pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
+        *self.shared.sanitizer.borrow_mut() = sanitizer.map(Rc::new);
+    }
+
+    /// Tells the telemetry sink which adapter the errors come from.
+    pub fn set_adapter(&self, adapter: &str) {
+        if let Ok(mut log) = self.shared.log.try_borrow_mut() {
+            log.set_adapter(adapter);
+        }
+        self.deliver();
+    }
+
+    fn deliver(&self) {
+        if self.shared.delivering.replace(true) {
+            return;
+        }
+        loop {
+            let batch = std::mem::take(&mut *self.shared.outgoing.borrow_mut());
+            if batch.is_empty() {
+                break;
+            }
+            let Some(sink) = self.shared.telemetry.borrow().clone() else {
+                continue;
+            };
+            for delivery in batch {
+                let refused = match delivery {
+                    Delivery::Send(event) => {
+                        catching(|| sink.send(&event)).map_or(true, |r| r.is_err())
+                    }
+                    Delivery::HeldBack {
+                        kind,
+                        label,
+                        phase,
+                        message,
+                        frame,
+                        count,
+                    } => {
+                        let held = HeldBack {
+                            kind,
+                            label: &label,
+                            phase: phase.as_deref(),
+                            message: &message,
+                            frame,
+                            count,
+                        };
+                        catching(|| sink.held_back(&held)).map_or(true, |r| r.is_err())
+                    }
+                    Delivery::Adapter(adapter) => {
+                        let _ = catching(|| sink.adapter(&adapter));
+                        false
+                    }
+                };
+                if refused {
+                    self.shared.refused.set(self.shared.refused.get() + 1);
+                }
+            }
+        }
+        self.shared.delivering.set(false);
+    }
+
+    /// A new inbox for one device's uncaptured errors, emptied by [`Self::drain`].
+    pub(crate) fn inbox(&self) -> Arc<Inbox> {
+        let inbox = Arc::new(Inbox::default());
+        self.shared.inboxes.borrow_mut().push(inbox.clone());
+        inbox
+    }
+
+    /// Forgets `inbox` (what it holds is taken first).
+    pub(crate) fn close_inbox(&self, inbox: &Arc<Inbox>) {
+        self.drain();
+        self.shared
+            .inboxes
+            .borrow_mut()
+            .retain(|i| !Arc::ptr_eq(i, inbox));
+    }
+
+    /// Takes what the inboxes hold: each error kept whole is reported, the
+    /// rest of a storm recorded as held back, all tagged with the current frame.
+    pub fn drain(&self) {
+        let inboxes: Vec<Arc<Inbox>> = self.shared.inboxes.borrow().clone();
+        let frame = self.shared.frame.get();
+        for inbox in inboxes {
+            let taken = inbox.take();
+            for (kind, message) in taken.live {
+                let label = label_in_message(&message);
+                let mut fault = Fault::new(kind, message).in_frame(frame);
+                if let Some(label) = label {
+                    fault = fault.on_object(label);
+                }
+                self.report(&fault);
+            }
+            for counted in taken.counted {
+                let mut fault = Fault::new(counted.kind, counted.first_message).in_frame(frame);
+                if let Some(label) = counted.label {
+                    fault = fault.on_object(label);
+                }
+                let clean = self.sanitized(&fault);
+                if let Ok(mut log) = self.shared.log.try_borrow_mut() {
+                    log.record_held(&fault, &Sanitized::new(&clean, None), counted.count);
+                }
+                self.deliver();
+            }
+        }
+    }
+
+    /// The counters (what the inboxes hold counted first).
+    pub fn stats(&self) -> FaultStats {
+        self.drain();
+        let mut stats = self
+            .shared
+            .log
+            .try_borrow()
+            .map(|log| log.stats())
+            .unwrap_or_default();
+        stats.sink_failures += self.shared.refused.get();
+        stats
+    }
+
+    /// The last lines written (at most 64), oldest first.
+    pub fn recent_lines(&self) -> Vec<String> {
+        self.shared.lines.borrow().iter().cloned().collect()
+    }
+
+    /// Telemetry's groups: counts by kind and label.
+    pub fn groups(&self) -> Vec<GroupSummary> {
+        self.drain();
+        self.shared
+            .log
+            .try_borrow()
+            .map(|log| log.groups())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,273 @@
+//! The desktop's [`Runtime`]: an [`App`] in a winit window (or headless,
+//! drawing offscreen), through wgpu's native backends (Vulkan, Metal, DX12).
+//!
+//! The same `App` runs in the browser and here. A loss is found by wgpu's
+//! device-lost callback, during the poll the loop makes at every turn, and by
+//! the surface; the device is made again with backoff, `build` runs again,
+//! and the picture after is the picture before. A panic in `build`, `frame`
+//! or `resize` unwinds to the runtime: reported once, it ends in the
+//! `crashed` fallback (the window's title says why), never in a half-built
+//! state that draws again.
+
+mod faults;
+mod host;
+mod panics;
+mod scheduler;
+mod window;
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use webgpu_guard_core::supervisor::RecoveryAnswer;
+
+use crate::app::App;
+use crate::driver::Driver;
+use crate::gpu::Gpu;
+use crate::runtime::{RuntimeOptions, Status};
+use host::NativeHost;
+
+pub use faults::{FaultSink, LineWriter, INBOX_LIVE};
+pub use window::WindowOptions;
+
+/// How often a headless runtime draws, at most (60 frames a second).
+const HEADLESS_FRAME: Duration = Duration::from_micros(16_667);
+
+/// Runs an [`App`] on a desktop GPU: brings a device up, draws frames, and
+/// after a loss makes a new adapter and device and builds again. Cheap to
+/// clone (a handle); everything stops when the last clone is dropped.
+pub struct Runtime<A: App> {
+    driver: Rc<Driver<A, NativeHost>>,
+}
+
+impl<A: App> Clone for Runtime<A> {
+    fn clone(&self) -> Self {
+        Runtime {
+            driver: self.driver.clone(),
+        }
+    }
+}
+
+impl<A: App> std::fmt::Debug for Runtime<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("state", &self.driver.state())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A picture read back from a headless runtime: RGBA, 8 bits a channel
+/// (sRGB), rows top to bottom, no padding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 4` bytes.
+    pub rgba: Vec<u8>,
+}
+
+impl Image {
+    /// How many pixels differ from `other` (all of them when the sizes differ).
+    pub fn differing_pixels(&self, other: &Image) -> usize {
+        if (self.width, self.height) != (other.width, other.height) {
+            return (self.width * self.height).max(other.width * other.height) as usize;
+        }
+        self.rgba
+            .chunks_exact(4)
+            .zip(other.rgba.chunks_exact(4))
+            .filter(|(a, b)| a != b)
+            .count()
+    }
+}
+
+impl<A: App> Runtime<A> {
+    fn with_host(app: A, host: NativeHost, options: RuntimeOptions) -> Self {
+        Runtime {
+            driver: Driver::new(Rc::new(app), host, options.driver_options()),
+        }
+    }
+
+    /// A runtime for `app` with no window: frames are drawn into an offscreen
+    /// texture of `width` x `height` ([`Runtime::capture`] reads it back), and
+    /// the loop turns when [`Runtime::run_until`] runs it. For tests, servers
+    /// and tools. Nothing happens until [`Runtime::start`].
+    pub fn headless(app: A, width: u32, height: u32, options: RuntimeOptions) -> Self {
+        Self::with_host(app, NativeHost::new((width, height)), options)
+    }
+
+    /// A runtime for `app` in a window, shown by [`Runtime::run`].
+    pub fn windowed(app: A, options: RuntimeOptions) -> Self {
+        Self::with_host(app, NativeHost::new((1, 1)), options)
+    }
+
+    /// Starts (or starts again after `stop()` or a fallback). After a panic
+    /// in application code nothing starts again: the `crashed` fallback stays.
+    pub fn start(&self) {
+        self.driver.start();
+    }
+
+    /// Stops on purpose: releases every GPU object and the device, no restart.
+    pub fn stop(&self) {
+        self.driver.stop();
+    }
+
+    /// The full recovery path, as a real loss would take it (the browser's
+    /// `matarGPU()`): the resources released, the device let go, a new
+    /// adapter and device built. Returns what it does.
+    pub fn force_recovery(&self) -> RecoveryAnswer {
+        let answer = self.driver.force_recovery();
+        self.faults()
+            .note(&format!("force_recovery(): {}", answer.message()));
+        answer
+    }
+
+    /// Fault injection: destroys the running device with `Device::destroy()`,
+    /// marked as injected, so that its loss arrives as a real one does
+    /// (through wgpu's callback, during a poll) and is recovered from, where
+    /// the application's own `destroy()` is not. `false` when no device runs.
+    pub fn inject_loss(&self) -> bool {
+        let host = &self.driver.host;
+        let marked = self
+            .driver
+            .with_live(|gpu, _| {
+                let marked = host.mark_injected(&gpu.device);
+                if marked {
+                    gpu.device.destroy();
+                }
+                marked
+            })
+            .unwrap_or(false);
+        if marked {
+            self.faults()
+                .note("inject_loss(): the device is destroyed, as a lost one");
+        }
+        marked
+    }
+
+    /// The application.
+    pub fn app(&self) -> &Rc<A> {
+        &self.driver.app
+    }
+
+    /// The fault sink: every fault, note and warning goes there (standard
+    /// error, the counters, the telemetry sink: `faults().set_sink(...)`).
+    pub fn faults(&self) -> &FaultSink {
+        &self.driver.host.outlet.faults
+    }
+
+    /// Lends the running device's [`Gpu`] and the resources to `f`; `None`
+    /// when no device runs or they are in use (called from inside a frame).
+    pub fn with_live<R>(&self, f: impl FnOnce(&Gpu, &mut A::Resources) -> R) -> Option<R> {
+        self.driver.with_live(f)
+    }
+
+    /// Where the runtime stands.
+    pub fn status(&self) -> Status {
+        self.driver.status(&self.faults().stats())
+    }
+
+    /// Headless: the loop, turned until `done` holds (`true`) or `timeout`
+    /// passes (`false`). Frames come at most 60 a second; between turns the
+    /// thread sleeps until the next timer, frame or poll.
+    pub fn run_until(&self, mut done: impl FnMut(&Self) -> bool, timeout: Duration) -> bool {
+        let scheduler = self.driver.host.scheduler.clone();
+        let deadline = Instant::now() + timeout;
+        let mut next_frame = Instant::now();
+        loop {
+            scheduler.turn();
+            if done(self) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            if scheduler.frame_wanted() && now >= next_frame {
+                next_frame = now + HEADLESS_FRAME;
+                scheduler.fire_frames();
+                continue;
+            }
+            let mut wake = deadline.min(now + Duration::from_millis(5));
+            if scheduler.frame_wanted() {
+                wake = wake.min(next_frame);
+            }
+            if let Some(timer) = scheduler.next_timer() {
+                wake = wake.min(timer);
+            }
+            if scheduler.tasks_waiting() {
+                wake = wake.min(now + Duration::from_millis(1));
+            }
+            std::thread::sleep(wake.saturating_duration_since(now));
+        }
+    }
+
+    /// Headless: the drawing size becomes `width` x `height` (the next frame
+    /// resizes the offscreen target and calls `resize`).
+    pub fn set_size(&self, width: u32, height: u32) {
+        self.driver
+            .host
+            .headless_size
+            .set((width.max(1), height.max(1)));
+    }
+
+    /// Headless: the last frame's picture, read back (waiting for the GPU);
+    /// `None` when no device runs or the runtime has a window.
+    pub fn capture(&self) -> Option<Image> {
+        let (gpu, texture) = self.driver.offscreen()?;
+        read_back(&gpu, &texture)
+    }
+}
+
+/// `texture` (RGBA8) copied to a buffer, mapped and unpadded.
+fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
+    let (width, height) = (texture.width(), texture.height());
+    let row = width * 4;
+    let padded =
+        row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("capture"),
+        size: u64::from(padded) * u64::from(height),
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(height),
+            },
+        },
+        texture.size(),
+    );
+    gpu.queue.submit([encoder.finish()]);
+    let answer = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let written = answer.clone();
+    buffer
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |result| {
+            if let Ok(mut slot) = written.lock() {
+                *slot = Some(result.is_ok());
+            }
+        });
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+    if answer.lock().ok().and_then(|a| *a) != Some(true) {
+        return None;
+    }
+    let data = buffer.slice(..).get_mapped_range().ok()?;
+    let mut rgba = Vec::with_capacity((row * height) as usize);
+    for line in data.chunks_exact(padded as usize) {
+        rgba.extend_from_slice(&line[..row as usize]);
+    }
+    drop(data);
+    buffer.unmap();
+    Some(Image {
+        width,
+        height,
+        rgba,
+    })
+}

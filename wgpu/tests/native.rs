@@ -1,0 +1,526 @@
+//! webgpu-guard-wgpu on the desktop, through its public API only: headless
+//! runtimes on a real Vulkan device (lavapipe, Mesa's software driver, where
+//! no GPU is), drawing offscreen and read back, with applications made to
+//! fail on purpose.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use webgpu_guard_wgpu::{App, DeviceState, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
+
+const SIDE: u32 = 64;
+
+/// Turns `runtime`'s loop until `done` holds; fails the test after 60 s.
+fn until<A: App>(runtime: &Runtime<A>, what: &str, done: impl FnMut(&Runtime<A>) -> bool) {
+    assert!(
+        runtime.run_until(done, Duration::from_secs(60)),
+        "timed out waiting for {what}: {:?}",
+        runtime.status()
+    );
+}
+
+/// Options for tests that lose devices quickly on purpose: no crash-loop
+/// rule (losses soon after a first frame are what these tests make).
+fn losses_allowed() -> RuntimeOptions {
+    let mut options = RuntimeOptions::default();
+    options.supervisor.crash_loop_window_ms = 0;
+    options
+}
+
+const TRIANGLE_WGSL: &str = "
+struct Paint { colour: vec4f, turn: vec4f }
+@group(0) @binding(0) var<uniform> paint: Paint;
+
+@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4f {
+  let corners = array(vec2f(0.0, 0.8), vec2f(-0.7, -0.6), vec2f(0.7, -0.6));
+  let c = corners[i];
+  let a = paint.turn.x;
+  return vec4f(c.x * cos(a) - c.y * sin(a), c.x * sin(a) + c.y * cos(a), 0.0, 1.0);
+}
+
+@fragment fn fs(@builtin(position) p: vec4f) -> @location(0) vec4f {
+  return paint.colour * vec4f(p.x / 64.0, p.y / 64.0, 1.0, 1.0);
+}
+";
+
+/// A triangle whose colour and angle are the application's state (kept
+/// across losses); `build` fails as `fail_build` says.
+struct Painter {
+    colour: [f32; 4],
+    turn: Cell<f32>,
+    builds: Cell<u32>,
+    /// Builds (counted from 1) that fail with this fault.
+    fail_build: RefCell<Vec<(u32, FaultKind)>>,
+    /// A frame number whose `frame` panics.
+    panic_at_frame: Option<u64>,
+}
+
+impl Painter {
+    fn new() -> Self {
+        Painter {
+            colour: [0.9, 0.4, 0.1, 1.0],
+            turn: Cell::new(0.3),
+            builds: Cell::new(0),
+            fail_build: RefCell::default(),
+            panic_at_frame: None,
+        }
+    }
+}
+
+struct Drawn {
+    pipeline: wgpu::RenderPipeline,
+    uniforms: webgpu_guard_wgpu::Tracked<wgpu::Buffer>,
+    bind_group: wgpu::BindGroup,
+}
+
+impl App for Painter {
+    type Resources = Drawn;
+
+    async fn build(&self, gpu: &Gpu) -> Result<Drawn, Fault> {
+        let build = self.builds.get() + 1;
+        self.builds.set(build);
+        if let Some((_, kind)) = self.fail_build.borrow().iter().find(|(n, _)| *n == build) {
+            return Err(Fault::new(
+                *kind,
+                format!("build {build} failed on purpose"),
+            ));
+        }
+        let phase = gpu.phase("painter");
+        let shader = gpu.create_shader_module("triangle", TRIANGLE_WGSL).await?;
+        let uniforms = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("paint"),
+            size: 32,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let pipeline = gpu
+            .device
+            .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("triangle"),
+                layout: None,
+                vertex: wgpu::VertexState {
+                    module: &shader,
+                    entry_point: Some("vs"),
+                    compilation_options: Default::default(),
+                    buffers: &[],
+                },
+                fragment: Some(wgpu::FragmentState {
+                    module: &shader,
+                    entry_point: Some("fs"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(gpu.format.into())],
+                }),
+                primitive: Default::default(),
+                depth_stencil: None,
+                multisample: Default::default(),
+                multiview_mask: None,
+                cache: None,
+            });
+        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("paint"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniforms.as_entire_binding(),
+            }],
+        });
+        phase.end().await?;
+        Ok(Drawn {
+            pipeline,
+            uniforms,
+            bind_group,
+        })
+    }
+
+    fn frame(&self, gpu: &Gpu, drawn: &mut Drawn, frame: &Frame) -> Result<(), Fault> {
+        if Some(frame.number) == self.panic_at_frame {
+            panic!("the frame broke on purpose");
+        }
+        let mut paint = [0f32; 8];
+        paint[..4].copy_from_slice(&self.colour);
+        paint[4] = self.turn.get();
+        let bytes: Vec<u8> = paint.iter().flat_map(|f| f.to_le_bytes()).collect();
+        gpu.queue.write_buffer(&drawn.uniforms, 0, &bytes);
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("triangle"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &frame.view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: 0.05,
+                            g: 0.1,
+                            b: 0.2,
+                            a: 1.0,
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                ..Default::default()
+            });
+            pass.set_pipeline(&drawn.pipeline);
+            pass.set_bind_group(0, &drawn.bind_group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+fn running_on<A: App>(runtime: &Runtime<A>, generation: u64) -> impl FnMut(&Runtime<A>) -> bool {
+    let mut frames_then = None;
+    move |r| {
+        let s = r.status();
+        if s.state != DeviceState::Running || s.generation != generation {
+            return false;
+        }
+        // Two frames drawn on this device: the capture is of its own picture.
+        let since = *frames_then.get_or_insert(s.frames);
+        let _ = runtime;
+        s.frames >= since + 2
+    }
+}
+
+#[test]
+fn an_injected_loss_is_recovered_with_the_identical_picture_ten_times_in_a_row() {
+    let runtime = Runtime::headless(Painter::new(), SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    let before = runtime.capture().expect("a picture");
+    // The triangle is there: the picture is not one colour.
+    assert!(before.rgba.chunks_exact(4).any(|p| p != &before.rgba[..4]));
+    let live = runtime.status();
+    for n in 1..=10u64 {
+        assert!(runtime.inject_loss(), "loss {n}: no device to lose");
+        until(
+            &runtime,
+            "the new device drawing",
+            running_on(&runtime, n + 1),
+        );
+        let after = runtime.capture().expect("a picture");
+        assert_eq!(
+            before.differing_pixels(&after),
+            0,
+            "loss {n}: the picture differs"
+        );
+        let status = runtime.status();
+        assert_eq!(status.recoveries, n);
+        let loss = status.last_loss.clone().expect("a loss recorded");
+        assert!(!loss.requested, "{loss:?}");
+        assert!(loss.message.starts_with("injected"), "{loss:?}");
+        assert_eq!(
+            (status.live_objects, status.live_bytes),
+            (live.live_objects, live.live_bytes)
+        );
+    }
+    assert_eq!(runtime.app().builds.get(), 11);
+    assert_eq!(runtime.status().validation, 0);
+    runtime.stop();
+}
+
+#[test]
+fn the_application_s_own_destroy_is_not_recovered_from() {
+    let runtime = Runtime::headless(Painter::new(), SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    runtime.with_live(|gpu, _| gpu.device.destroy());
+    until(&runtime, "the fallback", |r| r.status().fallback.is_some());
+    let status = runtime.status();
+    assert_eq!(
+        status.fallback.map(|f| f.code()),
+        Some("unexpected-destroy")
+    );
+    assert_eq!(runtime.app().builds.get(), 1);
+}
+
+#[test]
+fn a_rebuild_that_fails_in_a_way_that_may_pass_is_retried() {
+    let painter = Painter::new();
+    painter
+        .fail_build
+        .borrow_mut()
+        .extend([(2, FaultKind::OutOfMemory), (3, FaultKind::Internal)]);
+    let runtime = Runtime::headless(painter, SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    let before = runtime.capture().expect("a picture");
+    runtime.force_recovery();
+    until(&runtime, "a device drawing after two failed builds", |r| {
+        r.app().builds.get() == 4 && r.status().state == DeviceState::Running
+    });
+    until(&runtime, "frames", |r| {
+        r.capture().is_some() && r.status().frames > 4
+    });
+    let after = runtime.capture().expect("a picture");
+    assert_eq!(before.differing_pixels(&after), 0);
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("build 2 failed on purpose"), "{lines}");
+    assert!(lines.contains("re-initialising the GPU in"), "{lines}");
+    runtime.stop();
+}
+
+#[test]
+fn a_build_that_fails_with_a_bug_ends_in_the_init_failed_fallback() {
+    let painter = Painter::new();
+    painter
+        .fail_build
+        .borrow_mut()
+        .push((1, FaultKind::Validation));
+    let runtime = Runtime::headless(painter, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the fallback", |r| r.status().fallback.is_some());
+    assert_eq!(
+        runtime.status().fallback.map(|f| f.code()),
+        Some("init-failed")
+    );
+    assert_eq!(runtime.app().builds.get(), 1);
+}
+
+#[test]
+fn devices_lost_soon_after_their_first_frame_end_in_the_crash_loop_fallback() {
+    let runtime = Runtime::headless(Painter::new(), SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    let mut losses = 0;
+    until(&runtime, "the crash-loop fallback", |r| {
+        let status = r.status();
+        if status.fallback.is_some() {
+            return true;
+        }
+        if status.state == DeviceState::Running && status.frames > 0 && r.inject_loss() {
+            losses += 1;
+        }
+        false
+    });
+    assert_eq!(
+        runtime.status().fallback.map(|f| f.code()),
+        Some("crash-loop"),
+        "after {losses} losses"
+    );
+    // Nothing draws any more.
+    let frames = runtime.status().frames;
+    runtime.run_until(|_| false, Duration::from_millis(200));
+    assert_eq!(runtime.status().frames, frames);
+}
+
+#[test]
+fn a_panic_in_frame_is_caught_reported_once_and_ends_in_the_crashed_fallback() {
+    let mut painter = Painter::new();
+    painter.panic_at_frame = Some(3);
+    let runtime = Runtime::headless(painter, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the crashed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    let status = runtime.status();
+    assert_eq!(status.fallback.as_ref().map(|f| f.code()), Some("crashed"));
+    // Frames 0, 1 and 2 drawn; frame 3 panicked and was not presented.
+    assert_eq!(status.frames, 3, "{status:?}");
+    let lines = runtime.faults().recent_lines();
+    let told = lines
+        .iter()
+        .filter(|l| l.contains("the frame panicked: the frame broke on purpose"))
+        .count();
+    assert_eq!(told, 1, "{lines:#?}");
+    // No frame after it, and start() does not bring it back.
+    runtime.start();
+    runtime.run_until(|_| false, Duration::from_millis(200));
+    assert_eq!(runtime.status().frames, 3);
+}
+
+/// An application whose `build` runs `work` and keeps what it returns.
+struct Probe<W> {
+    work: W,
+    seen: Rc<RefCell<Vec<Result<(), Fault>>>>,
+}
+
+impl<W> App for Probe<W>
+where
+    W: AsyncFn(&Gpu) -> Result<(), Fault> + 'static,
+{
+    type Resources = ();
+
+    async fn build(&self, gpu: &Gpu) -> Result<(), Fault> {
+        let outcome = (self.work)(gpu).await;
+        self.seen.borrow_mut().push(outcome);
+        Ok(())
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("clear"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &frame.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLUE),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            ..Default::default()
+        });
+        gpu.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+/// Runs `work` as a build; what it returned.
+fn probe<W>(work: W) -> (Runtime<Probe<W>>, Result<(), Fault>)
+where
+    W: AsyncFn(&Gpu) -> Result<(), Fault> + 'static,
+{
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let app = Probe {
+        work,
+        seen: seen.clone(),
+    };
+    let runtime = Runtime::headless(app, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the build", |_| !seen.borrow().is_empty());
+    let outcome = seen.borrow()[0].clone();
+    (runtime, outcome)
+}
+
+#[test]
+fn a_phase_names_the_buffer_whose_creation_failed() {
+    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+        let phase = gpu.phase("upload");
+        // A mappable buffer may not be a storage buffer.
+        let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wrong-usages"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        phase.end().await
+    });
+    let fault = outcome.expect_err("the phase caught nothing");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert_eq!(fault.origin.phase.as_deref(), Some("upload"), "{fault}");
+    assert_eq!(
+        fault.object_label().as_deref(),
+        Some("wrong-usages"),
+        "{fault:?}"
+    );
+}
+
+#[test]
+fn phases_ended_out_of_order_never_unbalance_the_scopes() {
+    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+        let outer = gpu.phase("outer");
+        let inner = gpu.phase("inner");
+        // wgpu panics on the outer pop before the inner one: the outer
+        // phase ends the inner one first.
+        outer.end().await?;
+        drop(inner);
+        let phase = gpu.phase("after");
+        let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("after-wrong"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        phase.end().await
+    });
+    let fault = outcome.expect_err("the last phase caught nothing");
+    assert_eq!(fault.origin.phase.as_deref(), Some("after"), "{fault}");
+}
+
+#[test]
+fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
+    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+        let source = "// 中文の注釈\n@fragment fn fs() -> @location(0) vec4f {\n  return /* 中文 */ vec4f(oops);\n}\n";
+        gpu.create_shader_module("bad-shader", source)
+            .await
+            .map(|_| ())
+    });
+    let fault = outcome.expect_err("the shader compiled");
+    let text = fault.message.clone();
+    assert!(text.contains("bad-shader:3:"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let source_line = lines
+        .iter()
+        .position(|l| l.contains("vec4f(oops);"))
+        .unwrap_or_else(|| panic!("no source line in {text}"));
+    let caret = lines[source_line + 1]
+        .find('^')
+        .unwrap_or_else(|| panic!("no caret in {text}"));
+    let line = lines[source_line];
+    // In display columns: each of the two wide characters takes two.
+    let token = line[..line.find("oops").unwrap()].chars().count() + 2;
+    assert_eq!(caret, token, "{text}");
+}
+
+/// A texture of `side` x `side` texels, labelled `label`.
+fn square(label: &'static str, side: u32) -> wgpu::TextureDescriptor<'static> {
+    wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: side,
+            height: side,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    }
+}
+
+#[test]
+fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does() {
+    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+        let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+        let fitted = gpu
+            .create_texture_fitting(&[square("shadow", too_big), square("shadow", 256)])
+            .await?;
+        assert_eq!(fitted.chosen, 1);
+        assert!(fitted.degraded());
+        assert_eq!(fitted.texture.width(), 256);
+        assert_eq!(gpu.ledger().label("shadow").map(|t| t.objects), Some(1));
+        let none = gpu
+            .create_texture_fitting(&[square("huge", too_big), square("huge", too_big + 1)])
+            .await
+            .expect_err("a texture beyond the limits fitted");
+        assert!(none.message.contains("no size fits"), "{none}");
+        assert_eq!(none.related.len(), 2, "{none:?}");
+        Ok(())
+    });
+    outcome.expect("the ladder");
+}
+
+#[test]
+fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second() {
+    let started = std::time::Instant::now();
+    let (runtime, _) = probe(async |gpu: &Gpu| {
+        // Outside any scope: 300 uncaptured validation errors at once.
+        let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+        for n in 0..300 {
+            let _ = gpu.device.create_texture(&square("storm", too_big + n));
+        }
+        Ok(())
+    });
+    until(&runtime, "300 errors counted", |r| {
+        r.status().validation >= 300
+    });
+    let status = runtime.status();
+    let seconds = started.elapsed().as_secs_f64().ceil() as u64;
+    // 5 lines a second and one cut-off line, besides the runtime's few
+    // notes: never a line per error.
+    assert!(status.logged <= 6 * seconds + 4, "{seconds} s: {status:?}");
+    assert!(status.suppressed >= 250, "{status:?}");
+    let groups = runtime.faults().groups();
+    let storm = groups
+        .iter()
+        .find(|g| g.label == "storm")
+        .unwrap_or_else(|| panic!("no group for the storm: {groups:?}"));
+    assert_eq!(storm.occurrences, 300, "{groups:?}");
+}
