@@ -1,4 +1,5 @@
-//! A triangle that survives the loss of its GPU device, drawn with wgpu.
+//! A triangle that survives the loss of its GPU device, drawn with wgpu: one
+//! source for the browser (`trunk serve`) and the desktop (`cargo run`).
 use webgpu_guard_wgpu::{App, Fault, Frame, Gpu, Runtime, RuntimeOptions};
 
 const SHADER: &str = "
@@ -85,6 +86,8 @@ impl App for Hello {
     }
 }
 
+/// In the browser: on the page's canvas.
+#[cfg(target_arch = "wasm32")]
 fn main() {
     match Runtime::on_canvas_id(Hello, "canvas", RuntimeOptions::default()) {
         Ok(runtime) => {
@@ -94,5 +97,17 @@ fn main() {
             runtime.start();
         }
         Err(fault) => webgpu_guard_wgpu::web::log::error(&fault.to_string()),
+    }
+}
+
+/// On the desktop: in a window. F8 loses the device (as a driver reset
+/// would), F9 forces a recovery (`matarGPU()`), F10 writes the status.
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    let runtime = Runtime::windowed(Hello, RuntimeOptions::default());
+    let window = webgpu_guard_wgpu::WindowOptions::new("hello, webgpu-guard-wgpu", 480, 360);
+    if let Err(fault) = runtime.run(window) {
+        eprintln!("{fault}");
+        std::process::exit(1);
     }
 }

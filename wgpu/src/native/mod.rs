@@ -28,6 +28,8 @@ use host::NativeHost;
 
 pub use faults::{FaultSink, LineWriter, INBOX_LIVE};
 pub use window::WindowOptions;
+/// The winit this runtime's windows are made with (for [`WindowOptions::attributes`]).
+pub use winit;
 
 /// How often a headless runtime draws, at most (60 frames a second).
 const HEADLESS_FRAME: Duration = Duration::from_micros(16_667);

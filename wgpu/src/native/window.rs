@@ -29,6 +29,19 @@ pub struct WindowOptions {
     pub console_keys: bool,
 }
 
+impl WindowOptions {
+    /// A window titled `title`, of `width` x `height` logical pixels, with
+    /// the console's keys.
+    pub fn new(title: &str, width: u32, height: u32) -> Self {
+        WindowOptions {
+            attributes: Window::default_attributes()
+                .with_title(title)
+                .with_inner_size(winit::dpi::LogicalSize::new(width, height)),
+            console_keys: true,
+        }
+    }
+}
+
 impl Default for WindowOptions {
     fn default() -> Self {
         WindowOptions {
