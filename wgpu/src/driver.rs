@@ -545,6 +545,7 @@ impl<A: App, H: Host> Driver<A, H> {
             info.name
         };
         *self.live.borrow_mut() = Some(Rc::new(*live));
+        self.host.outlet().set_adapter(&adapter);
         self.note(&format!(
             "device generation {generation} running ({adapter})"
         ));

@@ -27,6 +27,8 @@ pub(crate) trait Outlet {
     fn spawn(&self, future: Pin<Box<dyn Future<Output = ()>>>);
     /// The frame number uncaptured errors are tagged with from now on.
     fn set_frame(&self, frame: u64);
+    /// Tells telemetry which adapter the errors come from now.
+    fn set_adapter(&self, adapter: &str);
 }
 
 /// One device generation's GPU, as `build` and `frame` see it.

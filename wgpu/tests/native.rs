@@ -524,3 +524,111 @@ fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second() {
         .unwrap_or_else(|| panic!("no group for the storm: {groups:?}"));
     assert_eq!(storm.occurrences, 300, "{groups:?}");
 }
+
+/// A collector on a loopback port: every request's body, answered `status`.
+fn collector(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}/v1/logs", listener.local_addr().unwrap());
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(value) = lower.strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let answer =
+                format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let _ = reader.get_mut().write_all(answer.as_bytes());
+            let _ = send.send(String::from_utf8_lossy(&body).into_owned());
+        }
+    });
+    (url, receive)
+}
+
+#[test]
+fn telemetry_reaches_a_collector_grouped_by_kind_and_label_and_sanitised() {
+    use webgpu_guard_wgpu::native::HttpSink;
+    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
+    let (url, bodies) = collector(200);
+    let config = ExportConfig {
+        interval_ms: 50,
+        ..ExportConfig::default()
+    };
+    let sink = HttpSink::with_config(&url, "native-test", config, Vec::new()).expect("a sink");
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let app = Probe {
+        work: async |gpu: &Gpu| {
+            let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+            for n in 0..200 {
+                let _ = gpu
+                    .device
+                    .create_texture(&square("player-alice", too_big + n));
+            }
+            Ok(())
+        },
+        seen: seen.clone(),
+    };
+    let runtime = Runtime::headless(app, SIDE, SIDE, RuntimeOptions::default());
+    runtime
+        .faults()
+        .set_sanitizer(Some(Box::new(|text: &str| text.replace("alice", "[name]"))));
+    runtime.faults().set_sink(Box::new(sink.clone()));
+    runtime.start();
+    until(&runtime, "200 errors delivered", |r| {
+        r.status().validation >= 200 && sink.stats().delivered >= 200
+    });
+    let stats = sink.stats();
+    assert_eq!((stats.counted, stats.dropped), (200, 0), "{stats:?}");
+    let body: String = bodies.try_iter().collect::<Vec<_>>().join("\n");
+    assert!(body.contains("native-test"), "{body}");
+    assert!(body.contains("player-[name]"), "{body}");
+    assert!(!body.contains("alice"), "{body}");
+    assert!(body.contains("llvmpipe"), "the adapter is named: {body}");
+}
+
+#[test]
+fn a_sink_dropped_with_errors_waiting_sends_them_before_its_thread_ends() {
+    use webgpu_guard_wgpu::native::HttpSink;
+    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
+    use webgpu_guard_wgpu::telemetry::TelemetrySink;
+    let (url, bodies) = collector(200);
+    // A minute between requests: after the first, errors wait.
+    let config = ExportConfig {
+        interval_ms: 60_000,
+        ..ExportConfig::default()
+    };
+    let sink = HttpSink::with_config(&url, "closing", config, Vec::new()).expect("a sink");
+    let event = |label: &str| webgpu_guard_wgpu::telemetry::TelemetryEvent {
+        kind: FaultKind::Validation,
+        label: label.to_string(),
+        phase: None,
+        message: "bad".into(),
+        frame: None,
+        occurrences: 1,
+    };
+    sink.send(&event("first")).unwrap();
+    let first = bodies
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the first request");
+    assert!(first.contains("first"), "{first}");
+    sink.send(&event("waiting")).unwrap();
+    assert_eq!(sink.stats().pending, 1);
+    drop(sink);
+    let last = bodies
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the last request");
+    assert!(last.contains("waiting"), "{last}");
+}

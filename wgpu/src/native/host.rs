@@ -41,6 +41,10 @@ impl Outlet for NativeOutlet {
     fn set_frame(&self, frame: u64) {
         self.faults.set_frame(frame);
     }
+
+    fn set_adapter(&self, adapter: &str) {
+        self.faults.set_adapter(adapter);
+    }
 }
 
 /// A device the loss watch polls, and whether its next `destroyed` was

@@ -11,6 +11,7 @@
 
 mod faults;
 mod host;
+mod http_sink;
 mod panics;
 mod scheduler;
 mod window;
@@ -27,6 +28,7 @@ use crate::runtime::{RuntimeOptions, Status};
 use host::NativeHost;
 
 pub use faults::{FaultSink, LineWriter, INBOX_LIVE};
+pub use http_sink::HttpSink;
 pub use window::WindowOptions;
 /// The winit this runtime's windows are made with (for [`WindowOptions::attributes`]).
 pub use winit;

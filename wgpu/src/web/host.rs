@@ -43,6 +43,10 @@ impl Outlet for WebOutlet {
     fn set_frame(&self, frame: u64) {
         self.faults.set_frame(frame);
     }
+
+    fn set_adapter(&self, adapter: &str) {
+        self.faults.set_adapter(adapter);
+    }
 }
 
 /// The browser's side of the runtime.
