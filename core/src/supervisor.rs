@@ -276,6 +276,24 @@ impl Fallback {
     }
 }
 
+impl Fallback {
+    /// The text shown to a person by a desktop application (a window, not a
+    /// page: restarting, not reloading; the GPU's driver, not the browser).
+    pub fn desktop_message(&self) -> String {
+        match self {
+            Fallback::NoWebGpu | Fallback::NoAdapter => "No GPU adapter was found (Vulkan, Metal or DirectX 12). Updating the GPU driver may help.".into(),
+            Fallback::Canvas(m) => format!("The window could not be set up for drawing: {m}"),
+            Fallback::InitFailed(m) | Fallback::BuildOverdue(m) => format!("The application's graphics could not be set up on the GPU: {m}"),
+            Fallback::UnexpectedDestroy(m) => format!("The GPU device was destroyed although the application did not ask for it ({m}). Restart the application."),
+            Fallback::GaveUp { attempts, last } => format!("Could not restore access to the GPU after {attempts} attempts ({last})."),
+            Fallback::Blocked { attempts } => format!("The GPU refused new devices after repeated losses ({attempts} attempts failed). Restart the application to try again."),
+            Fallback::CrashLoop { deaths, within_s } => format!("The GPU keeps failing: {deaths} devices rebuilt after losses were lost in a row, each within {within_s} s of its first frame. Drawing stopped to spare the system; starting again tries once more, and updating the GPU driver may help."),
+            Fallback::Crashed(m) => format!("The application crashed ({m}). Restart it to try again."),
+            Fallback::Stalled { waited_ms } => format!("The window stopped drawing: no frame came for {} s while it was visible. Restarting the application may help.", waited_ms / 1000),
+        }
+    }
+}
+
 /// What a requested recovery (`matarGPU()`) does in the state it finds, said
 /// on the console and returned to the caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

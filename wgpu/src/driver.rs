@@ -246,7 +246,7 @@ impl<A: App, H: Host> Driver<A, H> {
                 Some(resources) => {
                     let depth = live.gpu.scopes().depth();
                     let mut f = Some(f);
-                    let called = self.host.call_app("with_live", &mut || {
+                    let called = self.call_app("with_live", &mut || {
                         if let Some(f) = f.take() {
                             out = Some(f(&live.gpu, &mut *resources));
                         }
@@ -265,6 +265,15 @@ impl<A: App, H: Host> Driver<A, H> {
             self.run_queued();
         }
         out
+    }
+
+    /// Runs application code `f` through the platform's guard; after a
+    /// crash, never: `Err` with the crash (told once, by its fallback).
+    fn call_app(&self, what: &str, f: &mut dyn FnMut()) -> Result<(), Fault> {
+        if let Some(crash) = self.host.crashed() {
+            return Err(Fault::new(FaultKind::Exception, crash));
+        }
+        self.host.call_app(what, f)
     }
 
     /// Closes (newest first, popped in reverse) every scope set opened above
@@ -520,7 +529,7 @@ impl<A: App, H: Host> Driver<A, H> {
             Fallback::InitFailed(_) => {
                 "giving up: the application's build failed (the fault above)".to_string()
             }
-            _ => format!("giving up: {}", fallback.message()),
+            _ => format!("giving up: {}", self.host.fallback_message(fallback)),
         };
         match fallback.fault_kind() {
             Some(kind) => self.report(Fault::new(kind, text)),
@@ -574,14 +583,13 @@ impl<A: App, H: Host> Driver<A, H> {
     fn release(&self, live: Rc<Live<A::Resources>>) {
         let resources = live.resources.borrow_mut().take();
         let mut resources = Some(resources);
-        if let Err(fault) = self
-            .host
-            .call_app("dropping the application's resources", &mut || {
-                drop(resources.take())
-            })
-        {
+        if let Err(fault) = self.call_app("dropping the application's resources", &mut || {
+            drop(resources.take())
+        }) {
             self.report(fault);
         }
+        // Not run after a crash: what it holds cannot be trusted to drop.
+        std::mem::forget(resources);
         live.watches.borrow_mut().clear();
         self.host.let_go(&live.gpu.device);
     }
@@ -672,7 +680,7 @@ impl<A: App, H: Host> Driver<A, H> {
             if let Some(resources) = resources.as_mut() {
                 let depth = gpu.scopes().depth();
                 let mut outcome = Ok(());
-                let thrown = self.host.call_app("the resize", &mut || {
+                let thrown = self.call_app("the resize", &mut || {
                     outcome = self.app.resize(gpu, resources, size.0, size.1);
                 });
                 self.close_leaked_scopes(gpu, depth);
@@ -703,7 +711,7 @@ impl<A: App, H: Host> Driver<A, H> {
             let mut resources = live.resources.borrow_mut();
             if let Some(resources) = resources.as_mut() {
                 let mut outcome = Ok(());
-                let thrown = self.host.call_app("the frame", &mut || {
+                let thrown = self.call_app("the frame", &mut || {
                     outcome = self.app.frame(gpu, resources, &frame);
                 });
                 if let Err(fault) = thrown.and(outcome) {
@@ -984,11 +992,10 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         // Stopped or superseded meanwhile: the driver let the device go.
         if let Ok(Ok(resources)) = built {
             let mut resources = Some(resources);
-            let _ = driver
-                .host
-                .call_app("dropping the application's resources", &mut || {
-                    drop(resources.take())
-                });
+            let _ = driver.call_app("dropping the application's resources", &mut || {
+                drop(resources.take())
+            });
+            std::mem::forget(resources);
         }
         return;
     }

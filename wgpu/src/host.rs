@@ -54,6 +54,8 @@ pub(crate) trait Host: 'static {
     fn listen(&self, device: &wgpu::Device) -> Handle;
     /// Lets `device` go: destroyed where the platform allows it.
     fn let_go(&self, device: &wgpu::Device);
+    /// The text a person is shown for `fallback` on this platform.
+    fn fallback_message(&self, fallback: &Fallback) -> String;
     /// Shows `fallback` in place of the drawing area.
     fn show_fallback(&self, fallback: &Fallback);
     /// Removes a fallback shown before.

@@ -55,6 +55,10 @@ struct Painter {
     fail_build: RefCell<Vec<(u32, FaultKind)>>,
     /// A frame number whose `frame` panics.
     panic_at_frame: Option<u64>,
+    /// Where else a panic comes from.
+    panic_in: Option<&'static str>,
+    /// Calls of `frame`.
+    frame_calls: Cell<u64>,
 }
 
 impl Painter {
@@ -65,6 +69,8 @@ impl Painter {
             builds: Cell::new(0),
             fail_build: RefCell::default(),
             panic_at_frame: None,
+            panic_in: None,
+            frame_calls: Cell::new(0),
         }
     }
 }
@@ -81,6 +87,11 @@ impl App for Painter {
     async fn build(&self, gpu: &Gpu) -> Result<Drawn, Fault> {
         let build = self.builds.get() + 1;
         self.builds.set(build);
+        if self.panic_in == Some("build") {
+            // After an await, as a real build would.
+            let _ = gpu.create_shader_module("triangle", TRIANGLE_WGSL).await;
+            panic!("the build broke on purpose");
+        }
         if let Some((_, kind)) = self.fail_build.borrow().iter().find(|(n, _)| *n == build) {
             return Err(Fault::new(
                 *kind,
@@ -135,6 +146,7 @@ impl App for Painter {
     }
 
     fn frame(&self, gpu: &Gpu, drawn: &mut Drawn, frame: &Frame) -> Result<(), Fault> {
+        self.frame_calls.set(self.frame_calls.get() + 1);
         if Some(frame.number) == self.panic_at_frame {
             panic!("the frame broke on purpose");
         }
@@ -168,6 +180,13 @@ impl App for Painter {
             pass.draw(0..3, 0..1);
         }
         gpu.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    fn resize(&self, _: &Gpu, _: &mut Drawn, width: u32, _: u32) -> Result<(), Fault> {
+        if self.panic_in == Some("resize") {
+            panic!("the resize to {width} broke on purpose");
+        }
         Ok(())
     }
 }
@@ -330,6 +349,70 @@ fn a_panic_in_frame_is_caught_reported_once_and_ends_in_the_crashed_fallback() {
     runtime.start();
     runtime.run_until(|_| false, Duration::from_millis(200));
     assert_eq!(runtime.status().frames, 3);
+}
+
+#[test]
+fn a_panic_in_build_ends_in_the_crashed_fallback_with_no_frame_drawn() {
+    let mut painter = Painter::new();
+    painter.panic_in = Some("build");
+    let runtime = Runtime::headless(painter, SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "the crashed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    let status = runtime.status();
+    assert_eq!(status.fallback.as_ref().map(|f| f.code()), Some("crashed"));
+    assert_eq!(status.frames, 0, "{status:?}");
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert_eq!(
+        lines.matches("the build broke on purpose").count(),
+        1,
+        "{lines}"
+    );
+    assert!(lines.contains("Restart it to try again"), "{lines}");
+    runtime.run_until(|_| false, Duration::from_millis(200));
+    assert_eq!(runtime.status().frames, 0);
+    assert_eq!(runtime.app().builds.get(), 1);
+}
+
+#[test]
+fn a_panic_in_resize_ends_in_the_crashed_fallback() {
+    let mut painter = Painter::new();
+    painter.panic_in = Some("resize");
+    let runtime = Runtime::headless(painter, SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    let frames = runtime.status().frames;
+    runtime.set_size(2 * SIDE, SIDE);
+    until(&runtime, "the crashed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    let status = runtime.status();
+    assert_eq!(status.fallback.as_ref().map(|f| f.code()), Some("crashed"));
+    // The frame whose resize panicked was not drawn, nor even begun.
+    assert_eq!(status.frames, frames, "{status:?}");
+    assert_eq!(runtime.app().frame_calls.get(), frames);
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(
+        lines.contains("the resize panicked: the resize to 128 broke"),
+        "{lines}"
+    );
+}
+
+#[test]
+fn a_resize_reaches_the_application_and_the_offscreen_target() {
+    let runtime = Runtime::headless(Painter::new(), SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    runtime.set_size(2 * SIDE, SIDE / 2);
+    until(&runtime, "a frame at the new size", |r| {
+        r.capture()
+            .is_some_and(|image| (image.width, image.height) == (2 * SIDE, SIDE / 2))
+    });
+    assert_eq!(
+        runtime.with_live(|gpu, _| gpu.size()),
+        Some((2 * SIDE, SIDE / 2))
+    );
 }
 
 /// An application whose `build` runs `work` and keeps what it returns.

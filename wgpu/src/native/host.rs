@@ -286,11 +286,18 @@ impl Host for NativeHost {
         device.destroy();
     }
 
+    fn fallback_message(&self, fallback: &Fallback) -> String {
+        fallback.desktop_message()
+    }
+
     fn show_fallback(&self, fallback: &Fallback) {
         *self.fallback.borrow_mut() = Some(fallback.clone());
         if let Some(window) = &*self.window.borrow() {
             let title = self.title.borrow();
-            window.set_title(&format!("{title} — GPU stopped: {}", fallback.message()));
+            window.set_title(&format!(
+                "{title} — GPU stopped: {}",
+                fallback.desktop_message()
+            ));
         }
     }
 

@@ -181,6 +181,10 @@ impl Host for WebHost {
         }
     }
 
+    fn fallback_message(&self, fallback: &Fallback) -> String {
+        fallback.message()
+    }
+
     fn show_fallback(&self, fallback: &Fallback) {
         let view = FallbackView::show(&self.canvas, fallback);
         *self.fallback.borrow_mut() = view;
