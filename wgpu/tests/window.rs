@@ -1,8 +1,10 @@
-//! The wgpu triangle example in a real window, on a real X display (Xvfb)
-//! with Vulkan on lavapipe: started, its device lost by the console's key
-//! (F8, an injected loss), and the window's picture after the recovery
-//! identical to the picture before, read from the X display itself (painted
-//! over first, so that only the new device's frames can bring it back).
+//! The wgpu examples in a real window, on a real X display (Xvfb) with
+//! Vulkan on lavapipe: started, the device lost by the console's key (F8, an
+//! injected loss), and the window's picture after the recovery identical to
+//! the picture before, read from the X display itself (painted over first,
+//! so that only the new device's frames can bring it back). The triangle
+//! draws from nothing; the Game of Life's board lives only on the GPU and
+//! comes back from its snapshot.
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader};
@@ -18,8 +20,8 @@ use x11rb::protocol::xproto::{
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
-/// The window's size (the example's), at the display's top left corner (no
-/// window manager places it elsewhere).
+/// The part of the display read: the top left corner, where the window is
+/// (no window manager places it elsewhere), as large as the smaller window.
 const WIDTH: u16 = 480;
 const HEIGHT: u16 = 360;
 /// X's keysym for F8.
@@ -48,10 +50,10 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The example, built as `cargo run` would build it.
-fn example_binary() -> PathBuf {
+/// The example `package`, built as `cargo run` would build it.
+fn example_binary(package: &str) -> PathBuf {
     let status = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "webgpu-guard-wgpu-triangle"])
+        .args(["build", "-q", "-p", package])
         .current_dir(workspace())
         .status()
         .expect("cargo runs");
@@ -59,7 +61,7 @@ fn example_binary() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join("target"));
-    target.join("debug").join("webgpu-guard-wgpu-triangle")
+    target.join("debug").join(package)
 }
 
 /// A display number no X server uses.
@@ -90,8 +92,27 @@ fn shows_the_triangle(picture: &[u8]) -> bool {
 }
 
 #[test]
-fn the_window_s_picture_is_identical_after_a_loss_forced_by_its_key() {
-    let binary = example_binary();
+fn the_triangle_s_window_is_identical_after_a_loss_forced_by_its_key() {
+    survives_a_loss_in_its_window("webgpu-guard-wgpu-triangle", &[], shows_the_triangle);
+}
+
+#[test]
+fn the_life_board_s_window_is_identical_after_a_loss_forced_by_its_key() {
+    // `--still`: the board stops after 60 steps; the picture is taken once
+    // it has not changed for a second (its snapshot, every 10 frames, is of
+    // the stopped board by then).
+    survives_a_loss_in_its_window("webgpu-guard-wgpu-life", &["--still"], |picture| {
+        picture
+            .chunks_exact(4)
+            .any(|p| p[0] > 100 || p[1] > 100 || p[2] > 100)
+    });
+}
+
+/// Runs `package` with `args` in a window on a display of its own, waits for
+/// a picture for which `ready` holds and which stays the same for a second,
+/// presses F8, and waits for the new device to draw that picture again.
+fn survives_a_loss_in_its_window(package: &str, args: &[&str], ready: fn(&[u8]) -> bool) {
+    let binary = example_binary(package);
     let display = free_display();
     let _xvfb = Killed(
         Command::new("Xvfb")
@@ -110,6 +131,7 @@ fn the_window_s_picture_is_identical_after_a_loss_forced_by_its_key() {
         .env("DISPLAY", format!(":{display}"))
         .env("XDG_RUNTIME_DIR", &runtime_dir)
         .env_remove("WAYLAND_DISPLAY")
+        .args(args)
         .stderr(Stdio::piped())
         .spawn()
         .expect("the example starts");
@@ -128,7 +150,7 @@ fn the_window_s_picture_is_identical_after_a_loss_forced_by_its_key() {
 
     wait_for("device 1", 60, || said("device generation 1 running"));
     let shown = Instant::now();
-    while !shows_the_triangle(&screenshot(&x, root)) {
+    while !ready(&screenshot(&x, root)) {
         if shown.elapsed() > Duration::from_secs(60) {
             let picture = screenshot(&x, root);
             let mut colours: Vec<&[u8]> = picture.chunks_exact(4).collect();
@@ -136,11 +158,18 @@ fn the_window_s_picture_is_identical_after_a_loss_forced_by_its_key() {
             colours.dedup();
             colours.truncate(8);
             let said = lines.lock().unwrap().join("\n");
-            panic!("no triangle on the display: colours {colours:?}; the example said:\n{said}");
+            panic!("no picture on the display: colours {colours:?}; the example said:\n{said}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let before = screenshot(&x, root);
+    let mut before = screenshot(&x, root);
+    let mut same = 0;
+    wait_for("a picture that stays", 60, || {
+        let now = screenshot(&x, root);
+        same = if now == before { same + 1 } else { 0 };
+        before = now;
+        same >= 20
+    });
 
     // The pointer over the window (focus follows it without a window
     // manager), then F8.
@@ -200,9 +229,21 @@ fn the_window_s_picture_is_identical_after_a_loss_forced_by_its_key() {
         .expect("a round trip sent")
         .reply()
         .expect("painted");
-    wait_for("the picture of before", 60, || {
-        screenshot(&x, root) == before
+    // The first picture drawn over it is the new device's first frame seen:
+    // the picture of before already, not one that reaches it later (a board
+    // started again from its seed would, 60 steps on).
+    let painted_over = |picture: &[u8]| picture.chunks_exact(4).all(|p| p[..3] == [0, 0, 0]);
+    let mut after = Vec::new();
+    wait_for("a frame over the painted window", 60, || {
+        after = screenshot(&x, root);
+        !painted_over(&after)
     });
+    let differing = before
+        .chunks_exact(4)
+        .zip(after.chunks_exact(4))
+        .filter(|(a, b)| a[..3] != b[..3])
+        .count();
+    assert_eq!(differing, 0, "pixels differ after the loss");
     let all = lines.lock().unwrap().join("\n");
     assert!(!all.contains("panicked"), "{all}");
 }

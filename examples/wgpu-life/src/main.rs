@@ -5,11 +5,13 @@
 //! device starts from the last copy. With `?still` the board stops after 60
 //! steps, so two pictures compare pixel for pixel across a loss.
 //! `window.lifeStatus()`: `{ steps, pausedAtFrame, snapshotFrame, snapshotsTaken }`.
+//!
+//! The same source runs on the desktop (`cargo run -p webgpu-guard-wgpu-life
+//! -- --still`): F8 loses the device, F9 forces a recovery, F10 writes the status.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
-use wasm_bindgen::prelude::*;
 use webgpu_guard_wgpu::snapshot::GpuSnapshot;
 use webgpu_guard_wgpu::{App, Fault, Frame, Gpu, Runtime, RuntimeOptions, Tracked};
 use wgpu::util::BufferInitDescriptor;
@@ -271,19 +273,13 @@ impl App for Life {
     }
 }
 
+/// In the browser: on the page's canvas.
+#[cfg(target_arch = "wasm32")]
 fn main() {
     let still = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .is_some_and(|search| search.contains("still"));
-    let life = Life {
-        still,
-        steps: Cell::new(0),
-        current: Cell::new(0),
-        paused_at_frame: Cell::new(None),
-        snapshot: GpuSnapshot::new("life-snapshot", 10),
-        captured_steps: RefCell::default(),
-    };
-    match Runtime::on_canvas_id(life, "canvas", RuntimeOptions::default()) {
+    match Runtime::on_canvas_id(Life::new(still), "canvas", RuntimeOptions::default()) {
         Ok(runtime) => {
             runtime.expose_console();
             expose_status(&runtime);
@@ -293,8 +289,35 @@ fn main() {
     }
 }
 
+/// On the desktop: in a window (`--still`: the board stops after 60 steps).
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    let still = std::env::args().any(|a| a == "--still");
+    let runtime = Runtime::windowed(Life::new(still), RuntimeOptions::default());
+    let window = webgpu_guard_wgpu::WindowOptions::new("life, webgpu-guard-wgpu", 512, 512);
+    if let Err(fault) = runtime.run(window) {
+        eprintln!("{fault}");
+        std::process::exit(1);
+    }
+}
+
+impl Life {
+    fn new(still: bool) -> Self {
+        Life {
+            still,
+            steps: Cell::new(0),
+            current: Cell::new(0),
+            paused_at_frame: Cell::new(None),
+            snapshot: GpuSnapshot::new("life-snapshot", 10),
+            captured_steps: RefCell::default(),
+        }
+    }
+}
+
 /// `window.lifeStatus()`.
+#[cfg(target_arch = "wasm32")]
 fn expose_status(runtime: &Runtime<Life>) {
+    use wasm_bindgen::prelude::*;
     let runtime = runtime.clone();
     let status = Closure::<dyn Fn() -> JsValue>::new(move || {
         let life = runtime.app();
