@@ -25,7 +25,7 @@ fn until<A: App>(runtime: &Runtime<A>, what: &str, done: impl FnMut(&Runtime<A>)
 /// rule (losses soon after a first frame are what these tests make).
 fn losses_allowed() -> RuntimeOptions {
     let mut options = RuntimeOptions::default();
-    options.supervisor.crash_loop_window_ms = 0;
+    options.supervisor.crash_loop_deaths = u32::MAX;
     options
 }
 

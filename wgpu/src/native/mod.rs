@@ -33,7 +33,8 @@ pub use window::WindowOptions;
 /// The winit this runtime's windows are made with (for [`WindowOptions::attributes`]).
 pub use winit;
 
-/// How often a headless runtime draws, at most (60 frames a second).
+/// How often a headless runtime draws, at most, unless told otherwise (60
+/// frames a second).
 const HEADLESS_FRAME: Duration = Duration::from_micros(16_667);
 
 /// Runs an [`App`] on a desktop GPU: brings a device up, draws frames, and
@@ -41,12 +42,15 @@ const HEADLESS_FRAME: Duration = Duration::from_micros(16_667);
 /// clone (a handle); everything stops when the last clone is dropped.
 pub struct Runtime<A: App> {
     driver: Rc<Driver<A, NativeHost>>,
+    /// Headless: the least time between two frames.
+    frame_interval: Rc<std::cell::Cell<Duration>>,
 }
 
 impl<A: App> Clone for Runtime<A> {
     fn clone(&self) -> Self {
         Runtime {
             driver: self.driver.clone(),
+            frame_interval: self.frame_interval.clone(),
         }
     }
 }
@@ -89,6 +93,7 @@ impl<A: App> Runtime<A> {
     fn with_host(app: A, host: NativeHost, options: RuntimeOptions) -> Self {
         Runtime {
             driver: Driver::new(Rc::new(app), host, options.driver_options()),
+            frame_interval: Rc::new(std::cell::Cell::new(HEADLESS_FRAME)),
         }
     }
 
@@ -172,7 +177,8 @@ impl<A: App> Runtime<A> {
     }
 
     /// Headless: the loop, turned until `done` holds (`true`) or `timeout`
-    /// passes (`false`). Frames come at most 60 a second; between turns the
+    /// passes (`false`). Frames come at most 60 a second (see
+    /// [`Runtime::set_frame_interval`]); between turns the
     /// thread sleeps until the next timer, frame or poll.
     pub fn run_until(&self, mut done: impl FnMut(&Self) -> bool, timeout: Duration) -> bool {
         let scheduler = self.driver.host.scheduler.clone();
@@ -188,7 +194,7 @@ impl<A: App> Runtime<A> {
                 return false;
             }
             if scheduler.frame_wanted() && now >= next_frame {
-                next_frame = now + HEADLESS_FRAME;
+                next_frame = now + self.frame_interval.get();
                 scheduler.fire_frames();
                 continue;
             }
@@ -204,6 +210,12 @@ impl<A: App> Runtime<A> {
             }
             std::thread::sleep(wake.saturating_duration_since(now));
         }
+    }
+
+    /// Headless: the least time between two frames (1/60 s unless set; zero:
+    /// a frame at every turn of the loop, for offline rendering and benches).
+    pub fn set_frame_interval(&self, interval: Duration) {
+        self.frame_interval.set(interval);
     }
 
     /// Headless: the drawing size becomes `width` x `height` (the next frame
