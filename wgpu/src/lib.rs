@@ -53,10 +53,15 @@
 //! # }
 //! ```
 //!
+//! On the desktop the same `App` runs in a winit window
+//! (`Runtime::windowed(app, options).run(WindowOptions::new("hello", 480, 360))`)
+//! or headless (`Runtime::headless`, drawing offscreen; `run_until` turns
+//! the loop, `capture` reads the picture back).
+//!
 //! The parts: [`App`] and [`Frame`] (what you write), [`Gpu`] (what `build`
 //! and `frame` draw with: wgpu's device and queue, phases, labelled and counted
-//! creations, shader diagnostics), the runtime (`web::Runtime` in the browser;
-//! the platform-neutral driver behind it is shared with the desktop's). The
+//! creations, shader diagnostics), the runtime (`web::Runtime` in the browser,
+//! `native::Runtime` on the desktop, both on one platform-neutral driver). The
 //! decisions (when to rebuild, when to give up) are `webgpu-guard-core`'s
 //! supervisor's, the same as webgpu-guard's.
 
