@@ -1131,6 +1131,38 @@ async fn gpu_process_crashes_recover_ten_times_in_a_row() -> TestResult {
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wgpu_triangle_recovers_ten_gpu_process_crashes_in_a_row() -> TestResult {
+    let s = session(Browser::Chromium, Flags::WebGpuCrashes).await?;
+    // Ten quick crashes are a crash loop by the default limits: turned off here.
+    s.driver
+        .goto(s.server.url("wgpu-triangle/index.html?crashwindow=0"))
+        .await?;
+    let before = s.wait_running(1).await?;
+    let image_before = s.element_image("canvas").await?;
+    for n in 1..=10u64 {
+        s.crash_gpu_process().await?;
+        let after = s.wait_running(n + 1).await?;
+        assert_eq!(after["recoveries"], n, "{after}");
+        assert_eq!(after["lastLoss"]["reason"], "unknown", "{after}");
+        assert_eq!(after["lastLoss"]["requested"], false, "{after}");
+        assert_eq!(after["liveObjects"], before["liveObjects"], "{after}");
+        if n == 1 || n == 10 {
+            let image_after = s.element_image("canvas").await?;
+            assert_eq!(
+                image_before.differing_pixels_saved(&image_after, &format!("wgpu-crash-{n}")),
+                0,
+                "crash {n}: the triangle differs"
+            );
+        }
+    }
+    let status = s.status().await?;
+    assert_eq!(status["errors"]["validation"], 0, "{status}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 /// Firefox's GPU process killed for real (SIGKILL of the `-contentproc ...
 /// gpu` child of the Firefox this test started, headful under Xvfb with the
 /// GPU process forced on), ten times, each recovered with the identical picture

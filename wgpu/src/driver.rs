@@ -23,6 +23,7 @@ use webgpu_guard_core::supervisor::{
 use crate::app::{App, Frame};
 use crate::gpu::{Gpu, GpuParts};
 use crate::host::{Handle, Host};
+use crate::scopes::ClosedSet;
 
 /// The driver's settings.
 #[derive(Clone, Debug)]
@@ -88,6 +89,20 @@ fn offscreen_texture(device: &wgpu::Device, size: (u32, u32)) -> wgpu::Texture {
         view_formats: &[],
     })
 }
+
+/// What came of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drawn {
+    /// Drawn and presented.
+    Presented,
+    /// The surface gave no texture now (occluded, timed out): try again later.
+    NotNow,
+    /// Not drawn (the surface reconfigured or made again, a crash).
+    Not,
+}
+
+/// How long after an occluded or timed-out surface the next frame is tried.
+const SURFACE_RETRY_MS: u32 = 100;
 
 /// A frame's texture, acquired.
 enum Acquired {
@@ -268,19 +283,47 @@ impl<A: App, H: Host> Driver<A, H> {
     }
 
     /// Runs application code `f` through the platform's guard; after a
-    /// crash, never: `Err` with the crash (told once, by its fallback).
+    /// crash, never: `Err` with the crash (told once, by its fallback). A
+    /// crash `f` causes is handled as soon as the loop is not busy.
     fn call_app(&self, what: &str, f: &mut dyn FnMut()) -> Result<(), Fault> {
         if let Some(crash) = self.host.crashed() {
             return Err(Fault::new(FaultKind::Exception, crash));
         }
-        self.host.call_app(what, f)
+        let called = self.host.call_app(what, f);
+        self.after_app_code();
+        called
+    }
+
+    /// Application code ran: if it crashed, everything stops now, unless the
+    /// loop is busy (it handles the crash when its jobs end).
+    fn after_app_code(&self) {
+        if self.busy.get() {
+            return;
+        }
+        if let Some(message) = self.host.crashed() {
+            self.on_crash(message);
+        }
+    }
+
+    /// Closes scope sets with `close`, through the platform's guard: a set
+    /// wgpu refuses to pop (a raw scope of the application's pushed after
+    /// it and still held) is the application's crash, not the runtime's.
+    fn close_scopes(&self, close: impl FnOnce() -> Vec<ClosedSet>) -> Vec<ClosedSet> {
+        let mut close = Some(close);
+        let mut closed = Vec::new();
+        let _ = self.call_app("closing error scopes", &mut || {
+            if let Some(close) = close.take() {
+                closed = close();
+            }
+        });
+        closed
     }
 
     /// Closes (newest first, popped in reverse) every scope set opened above
     /// `depth` that application code left open: a phase abandoned by a throw
     /// never outlives the call that opened it. What they catch is reported.
     fn close_leaked_scopes(&self, gpu: &Gpu, depth: usize) {
-        for set in gpu.scopes().close_above(depth) {
+        for set in self.close_scopes(|| gpu.scopes().close_above(depth)) {
             gpu.report_later(set);
         }
     }
@@ -432,9 +475,15 @@ impl<A: App, H: Host> Driver<A, H> {
                 })
             })
             .unwrap_or_else(|_| vec![Command::ShowFallback(Fallback::Crashed(message))]);
+        let trusted = self.host.state_survives_a_crash();
         for command in commands {
-            if let Command::ShowFallback(fallback) = command {
-                self.show_fallback(&fallback);
+            match command {
+                Command::ShowFallback(fallback) => self.show_fallback(&fallback),
+                // Where a panic unwinds, the runtime's own state is whole:
+                // the device is let go and the resources forgotten (no code
+                // of the application's runs again, its `Drop` included).
+                other if trusted => self.carry_out(other, &mut Handover::None),
+                _ => {}
             }
         }
     }
@@ -644,8 +693,8 @@ impl<A: App, H: Host> Driver<A, H> {
         if from_timer {
             self.frames_from_timer.set(self.frames_from_timer.get() + 1);
         }
-        let drew = self.render(&live, time);
-        if drew && live.frames.get() == 1 {
+        let drawn = self.render(&live, time);
+        if drawn == Drawn::Presented && live.frames.get() == 1 {
             let now = self.host.now_ms();
             if generation == 1 {
                 self.timings.first_frame_at.set(Some(now));
@@ -664,14 +713,38 @@ impl<A: App, H: Host> Driver<A, H> {
                 Handover::None,
             ));
         }
-        self.request_frame();
+        if drawn == Drawn::NotNow {
+            // A surface occluded or timing out: asked again a little later,
+            // not at once (the next frame would only spin on it).
+            self.frame_later();
+        } else {
+            self.request_frame();
+        }
         if from_timer && self.read(|s| s.may_draw(generation)) {
             self.drive_from_timer();
         }
     }
 
-    /// Draws one frame on `live`; whether one was presented.
-    fn render(&self, live: &Live<A::Resources>, time: f64) -> bool {
+    /// A frame from a timer, [`SURFACE_RETRY_MS`] from now.
+    fn frame_later(&self) {
+        if self.frame_request.borrow().is_some() {
+            return;
+        }
+        let me = self.me.clone();
+        let handle = self.host.timer(
+            SURFACE_RETRY_MS,
+            Box::new(move || {
+                if let Some(driver) = me.upgrade() {
+                    driver.frame_request.borrow_mut().take();
+                    driver.drive(Job::Frame(driver.host.now_ms(), false));
+                }
+            }),
+        );
+        *self.frame_request.borrow_mut() = Some(handle);
+    }
+
+    /// Draws one frame on `live`: what came of it.
+    fn render(&self, live: &Live<A::Resources>, time: f64) -> Drawn {
         let gpu = &live.gpu;
         let size = self.host.drawing_size();
         if size != gpu.size() {
@@ -689,8 +762,9 @@ impl<A: App, H: Host> Driver<A, H> {
                 }
             }
         }
-        let Some(acquired) = self.acquire(live, size) else {
-            return false;
+        let acquired = match self.acquire(live, size) {
+            Ok(acquired) => acquired,
+            Err(drawn) => return drawn,
         };
         let number = self.frames.get();
         let every = u64::from(self.options.frame_scope_every.max(1));
@@ -720,7 +794,7 @@ impl<A: App, H: Host> Driver<A, H> {
             }
         }
         if let Some(id) = scope {
-            for set in gpu.scopes().close(id) {
+            for set in self.close_scopes(|| gpu.scopes().close(id)) {
                 gpu.report_later_tagged(set, move |fault| fault.in_frame(number));
             }
         }
@@ -729,7 +803,7 @@ impl<A: App, H: Host> Driver<A, H> {
         drop(frame);
         if self.host.crashed().is_some() {
             // What a frame that panicked left is never presented.
-            return false;
+            return Drawn::Not;
         }
         if let Acquired::Surface(texture) = acquired {
             gpu.queue.present(texture);
@@ -737,35 +811,37 @@ impl<A: App, H: Host> Driver<A, H> {
         self.frames.set(number + 1);
         live.frames.set(live.frames.get() + 1);
         self.host.outlet().set_frame(number + 1);
-        true
+        Drawn::Presented
     }
 
-    /// The frame's texture: the surface's (`None` when it has none to give
-    /// now, what it said handled), or the offscreen target.
-    fn acquire(&self, live: &Live<A::Resources>, size: (u32, u32)) -> Option<Acquired> {
+    /// The frame's texture: the surface's (`Err` with what the frame is when
+    /// it has none to give now, what it said handled), or the offscreen target.
+    fn acquire(&self, live: &Live<A::Resources>, size: (u32, u32)) -> Result<Acquired, Drawn> {
         // The surface is not borrowed while a lost one is made again.
         let current = match &*live.target.borrow() {
-            Target::Offscreen(texture) => return Some(Acquired::Offscreen(texture.clone())),
+            Target::Offscreen(texture) => return Ok(Acquired::Offscreen(texture.clone())),
             Target::Surface { surface, .. } => surface.get_current_texture(),
         };
         match current {
             wgpu::CurrentSurfaceTexture::Success(texture)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => Some(Acquired::Surface(texture)),
-            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => None,
+            | wgpu::CurrentSurfaceTexture::Suboptimal(texture) => Ok(Acquired::Surface(texture)),
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+                Err(Drawn::NotNow)
+            }
             wgpu::CurrentSurfaceTexture::Outdated => {
                 self.reconfigure(live, size);
-                None
+                Err(Drawn::Not)
             }
             wgpu::CurrentSurfaceTexture::Lost => {
                 self.recreate_surface(live, size);
-                None
+                Err(Drawn::Not)
             }
             wgpu::CurrentSurfaceTexture::Validation => {
                 self.report(Fault::new(
                     FaultKind::Validation,
                     "the surface refused to hand out its texture (a validation error)",
                 ));
-                None
+                Err(Drawn::Not)
             }
         }
     }
@@ -985,7 +1061,13 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         outlet: driver.host.outlet(),
     }));
     let app = driver.app.clone();
-    let built = driver.host.guard_future("build", app.build(&gpu)).await;
+    // The whole of `build` runs inside the guard, the part before its first
+    // await included.
+    let built = driver
+        .host
+        .guard_future("build", async { app.build(&gpu).await })
+        .await;
+    driver.after_app_code();
     // A phase `build` left open (a throw abandoned its future) ends with it.
     driver.close_leaked_scopes(&gpu, 0);
     if !driver.attempt_owns(attempt) {

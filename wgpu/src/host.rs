@@ -69,8 +69,13 @@ pub(crate) trait Host: 'static {
         what: &'static str,
         future: impl Future<Output = T> + 'a,
     ) -> impl Future<Output = Result<T, Fault>> + 'a;
-    /// Whether the program panicked or trapped: nothing of it can be trusted.
+    /// Whether application code panicked (or the program trapped): no code
+    /// of the application's runs after it.
     fn crashed(&self) -> Option<String>;
+    /// Whether the runtime's own state is whole after a crash (a panic that
+    /// unwound to the guard), so that the device can be let go; in the
+    /// browser a trap can leave any borrow held, and nothing more is done.
+    fn state_survives_a_crash(&self) -> bool;
     /// Runs `future` to completion on the platform's executor.
     fn spawn(&self, future: impl Future<Output = ()> + 'static);
 }

@@ -377,3 +377,58 @@ async fn a_phase_a_throw_abandoned_is_closed_with_the_frame_that_opened_it() {
     runtime.stop();
     until("stopped", || runtime.status().state.as_str() == "stopped").await;
 }
+
+/// Keeps what telemetry receives: events, and counts held back.
+#[derive(Clone, Default)]
+struct Recorded(Rc<RefCell<Vec<(String, u64)>>>);
+
+impl webgpu_guard_wgpu::telemetry::TelemetrySink for Recorded {
+    fn send(&self, event: &webgpu_guard_wgpu::telemetry::TelemetryEvent) -> Result<(), String> {
+        self.0.borrow_mut().push((event.label.clone(), 1));
+        Ok(())
+    }
+
+    fn held_back(&self, held: &webgpu_guard_wgpu::telemetry::HeldBack<'_>) -> Result<(), String> {
+        self.0
+            .borrow_mut()
+            .push((held.label.to_string(), held.count));
+        Ok(())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn telemetry_counts_every_error_of_a_storm_by_its_sanitised_label() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
+        for n in 0..300 {
+            let _ = gpu
+                .device
+                .create_texture(&square("player-alice", too_big + n));
+        }
+        Ok(())
+    });
+    let recorded = Recorded::default();
+    runtime
+        .faults()
+        .set_sanitizer(Some(Box::new(|text: &str| text.replace("alice", "[name]"))));
+    runtime.faults().set_sink(Box::new(recorded.clone()));
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    let counted = || -> u64 {
+        runtime.faults().drain_held();
+        recorded.0.borrow().iter().map(|(_, n)| n).sum()
+    };
+    until("300 errors in telemetry", || counted() >= 300).await;
+    assert_eq!(counted(), 300);
+    let labels: Vec<String> = recorded.0.borrow().iter().map(|(l, _)| l.clone()).collect();
+    assert!(labels.iter().all(|l| !l.contains("alice")), "{labels:?}");
+    // Dawn quotes the label in its messages; wgpu (Firefox) does not, and
+    // its errors group as unlabelled.
+    assert!(
+        labels
+            .iter()
+            .all(|l| l == "player-[name]" || l == "(unlabelled)"),
+        "{labels:?}"
+    );
+    runtime.stop();
+}

@@ -715,3 +715,242 @@ fn a_sink_dropped_with_errors_waiting_sends_them_before_its_thread_ends() {
         .expect("the last request");
     assert!(last.contains("waiting"), "{last}");
 }
+
+/// Counts its drops.
+struct Counted(Rc<Cell<u32>>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+/// An application whose `build` may panic before its first await (its
+/// future made by a plain function) or after the attempt was abandoned, and
+/// whose frame may hold a raw error scope of its own.
+struct Edgy {
+    panic_before_the_future: bool,
+    /// `build` waits for this flag, then panics.
+    released: Rc<Cell<bool>>,
+    wait_then_panic: bool,
+    building: Rc<Cell<bool>>,
+    hold_a_raw_scope: bool,
+    error_at_frame: Option<u64>,
+    drops: Rc<Cell<u32>>,
+    app_drops: Rc<Cell<u32>>,
+}
+
+impl Edgy {
+    fn new() -> Self {
+        Edgy {
+            panic_before_the_future: false,
+            released: Rc::default(),
+            wait_then_panic: false,
+            building: Rc::default(),
+            hold_a_raw_scope: false,
+            error_at_frame: None,
+            drops: Rc::default(),
+            app_drops: Rc::default(),
+        }
+    }
+}
+
+impl Drop for Edgy {
+    fn drop(&mut self) {
+        self.app_drops.set(self.app_drops.get() + 1);
+    }
+}
+
+struct EdgyResources {
+    _counted: Counted,
+    raw_scope: Option<wgpu::ErrorScopeGuard>,
+}
+
+impl App for Edgy {
+    type Resources = EdgyResources;
+
+    fn build(&self, _: &Gpu) -> impl std::future::Future<Output = Result<EdgyResources, Fault>> {
+        if self.panic_before_the_future {
+            panic!("build broke before its future");
+        }
+        let released = self.released.clone();
+        let wait_then_panic = self.wait_then_panic;
+        let building = self.building.clone();
+        let drops = self.drops.clone();
+        async move {
+            building.set(true);
+            if wait_then_panic {
+                std::future::poll_fn(|cx| {
+                    if released.get() {
+                        std::task::Poll::Ready(())
+                    } else {
+                        cx.waker().wake_by_ref();
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                panic!("an abandoned build broke");
+            }
+            Ok(EdgyResources {
+                _counted: Counted(drops),
+                raw_scope: None,
+            })
+        }
+    }
+
+    fn frame(&self, gpu: &Gpu, r: &mut EdgyResources, frame: &Frame) -> Result<(), Fault> {
+        if self.hold_a_raw_scope && r.raw_scope.is_none() {
+            r.raw_scope = Some(gpu.device.push_error_scope(wgpu::ErrorFilter::Validation));
+        }
+        if Some(frame.number) == self.error_at_frame {
+            // Outside any scope of the runtime's (frames are scoped one in 32).
+            let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("late-mistake"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+        }
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("clear"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &frame.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::GREEN),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            ..Default::default()
+        });
+        gpu.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+fn crashed_with<A: App>(runtime: &Runtime<A>, text: &str) {
+    until(runtime, "the crashed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    let status = runtime.status();
+    assert_eq!(
+        status.fallback.as_ref().map(|f| f.code()),
+        Some("crashed"),
+        "{status:?}"
+    );
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert_eq!(lines.matches(text).count(), 1, "{lines}");
+}
+
+#[test]
+fn a_panic_before_build_s_future_is_caught_like_any_other() {
+    let mut edgy = Edgy::new();
+    edgy.panic_before_the_future = true;
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    crashed_with(&runtime, "build broke before its future");
+    assert_eq!(runtime.status().frames, 0);
+}
+
+#[test]
+fn after_a_crash_the_device_is_let_go_and_no_drop_of_the_application_s_runs() {
+    let mut edgy = Edgy::new();
+    edgy.hold_a_raw_scope = true;
+    let drops = edgy.drops.clone();
+    // Every frame scoped: the frame's scopes are closed while the
+    // application holds a raw one pushed after them, which wgpu refuses.
+    let options = RuntimeOptions {
+        frame_scope_every: 1,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, options);
+    runtime.start();
+    crashed_with(&runtime, "closing error scopes panicked");
+    // The running device was let go: nothing is lent any more.
+    assert!(runtime.with_live(|_, _| ()).is_none());
+    drop(runtime);
+    assert_eq!(drops.get(), 0, "the resources' Drop ran after the crash");
+}
+
+#[test]
+fn a_panic_in_a_build_the_runtime_abandoned_is_still_reported_and_final() {
+    let mut edgy = Edgy::new();
+    edgy.wait_then_panic = true;
+    let (released, building) = (edgy.released.clone(), edgy.building.clone());
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the build waiting", |_| building.get());
+    runtime.stop();
+    released.set(true);
+    crashed_with(&runtime, "an abandoned build broke");
+    runtime.start();
+    runtime.run_until(|_| false, Duration::from_millis(100));
+    assert_eq!(runtime.status().generation, 1);
+}
+
+#[test]
+fn an_uncaptured_error_is_tagged_with_the_frame_that_made_it() {
+    let mut edgy = Edgy::new();
+    edgy.error_at_frame = Some(5);
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the error", |r| r.status().validation >= 1);
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("at frame 5"), "{lines}");
+}
+
+#[test]
+fn the_last_handle_s_drop_stops_everything_even_with_a_build_under_way() {
+    let mut edgy = Edgy::new();
+    edgy.wait_then_panic = true;
+    let (building, app_drops) = (edgy.building.clone(), edgy.app_drops.clone());
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the build waiting", |_| building.get());
+    drop(runtime);
+    assert_eq!(
+        app_drops.get(),
+        1,
+        "the application outlived its last handle"
+    );
+}
+
+#[test]
+fn flush_sends_what_waits_without_waiting_for_the_interval() {
+    use webgpu_guard_wgpu::native::HttpSink;
+    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
+    use webgpu_guard_wgpu::telemetry::TelemetrySink;
+    let (url, bodies) = collector(200);
+    let config = ExportConfig {
+        interval_ms: 60_000,
+        ..ExportConfig::default()
+    };
+    let sink = HttpSink::with_config(&url, "flushing", config, Vec::new()).expect("a sink");
+    let event = |label: &str| webgpu_guard_wgpu::telemetry::TelemetryEvent {
+        kind: FaultKind::Validation,
+        label: label.to_string(),
+        phase: None,
+        message: "bad".into(),
+        frame: None,
+        occurrences: 1,
+    };
+    sink.send(&event("first")).unwrap();
+    bodies
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the first request");
+    sink.send(&event("second")).unwrap();
+    assert!(sink.flush(Duration::from_secs(30)), "{:?}", sink.stats());
+    let second = bodies
+        .recv_timeout(Duration::from_secs(1))
+        .expect("the flushed request");
+    assert!(second.contains("second"), "{second}");
+    // A collector that is gone: the flush ends at its first failure.
+    let sink = HttpSink::with_config("http://127.0.0.1:9/v1/logs", "gone", config, Vec::new())
+        .expect("a sink");
+    sink.send(&event("lost")).unwrap();
+    let started = std::time::Instant::now();
+    assert!(!sink.flush(Duration::from_secs(30)));
+    assert!(started.elapsed() < Duration::from_secs(20));
+}

@@ -89,7 +89,14 @@ impl App for Hello {
 /// In the browser: on the page's canvas.
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    match Runtime::on_canvas_id(Hello, "canvas", RuntimeOptions::default()) {
+    let mut options = RuntimeOptions::default();
+    // `?crashwindow=0`: no crash-loop rule (the end-to-end tests crash the
+    // GPU process on purpose, ten times in a row).
+    let search = web_sys::window().and_then(|w| w.location().search().ok());
+    if search.is_some_and(|s| s.contains("crashwindow=0")) {
+        options.supervisor.crash_loop_deaths = u32::MAX;
+    }
+    match Runtime::on_canvas_id(Hello, "canvas", options) {
         Ok(runtime) => {
             // matarGPU(), gpuStatus(), gpuStop() and gpuStart() in the console.
             runtime.expose_console();

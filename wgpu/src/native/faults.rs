@@ -11,6 +11,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use webgpu_guard_core::fault::{label_in_message, Fault, FaultKind};
@@ -72,15 +73,16 @@ impl TelemetrySink for Deferring {
 /// Where written lines go.
 pub type LineWriter = Box<dyn Fn(Severity, &str)>;
 
-/// Uncaptured errors of one device, from any thread, until the loop takes them.
-#[derive(Default)]
+/// Uncaptured errors of one device, from any thread, until the loop takes
+/// them; each tagged with the frame under way when wgpu reported it.
 pub(crate) struct Inbox {
     state: Mutex<InboxState>,
+    frame: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
 struct InboxState {
-    live: Vec<(FaultKind, String)>,
+    live: Vec<(FaultKind, String, u64)>,
     /// By kind and the label the message names: the first message counted
     /// and how many.
     counted: Vec<Counted>,
@@ -92,6 +94,7 @@ struct Counted {
     label: Option<String>,
     first_message: String,
     count: u64,
+    last_frame: u64,
 }
 
 /// The most (kind, label) groups an inbox counts apart; beyond, errors are
@@ -106,11 +109,12 @@ impl Inbox {
             wgpu::Error::OutOfMemory { source } => (FaultKind::OutOfMemory, source.to_string()),
             wgpu::Error::Internal { description, .. } => (FaultKind::Internal, description),
         };
+        let frame = self.frame.load(Ordering::Relaxed);
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         if state.live.len() < INBOX_LIVE {
-            state.live.push((kind, message));
+            state.live.push((kind, message, frame));
             return;
         }
         let label = label_in_message(&message);
@@ -120,12 +124,16 @@ impl Inbox {
             .iter_mut()
             .position(|c| c.kind == kind && (c.label == label || groups >= COUNTED_GROUPS));
         match group {
-            Some(at) => state.counted[at].count += 1,
+            Some(at) => {
+                state.counted[at].count += 1;
+                state.counted[at].last_frame = frame;
+            }
             None => state.counted.push(Counted {
                 kind,
                 label,
                 first_message: message,
                 count: 1,
+                last_frame: frame,
             }),
         }
     }
@@ -151,7 +159,8 @@ struct Shared {
     sanitizer: RefCell<Option<Rc<Sanitizer>>>,
     writer: RefCell<Option<Rc<LineWriter>>>,
     delivering: Cell<bool>,
-    frame: Cell<u64>,
+    /// The frame under way, read by the inboxes' handlers on any thread.
+    frame: Arc<AtomicU64>,
     started: std::time::Instant,
     inboxes: RefCell<Vec<Arc<Inbox>>>,
     refused: Cell<u64>,
@@ -184,7 +193,7 @@ impl FaultSink {
                 sanitizer: RefCell::new(None),
                 writer: RefCell::new(None),
                 delivering: Cell::new(false),
-                frame: Cell::new(0),
+                frame: Arc::default(),
                 started: std::time::Instant::now(),
                 inboxes: RefCell::default(),
                 refused: Cell::new(0),
@@ -288,7 +297,7 @@ impl FaultSink {
 
     /// The frame number uncaptured errors are tagged with from now on.
     pub fn set_frame(&self, frame: u64) {
-        self.shared.frame.set(frame);
+        self.shared.frame.store(frame, Ordering::Relaxed);
     }
 
     /// Replaces the telemetry sink; the one replaced is retired (what it
@@ -367,7 +376,10 @@ impl FaultSink {
 
     /// A new inbox for one device's uncaptured errors, emptied by [`Self::drain`].
     pub(crate) fn inbox(&self) -> Arc<Inbox> {
-        let inbox = Arc::new(Inbox::default());
+        let inbox = Arc::new(Inbox {
+            state: Mutex::default(),
+            frame: self.shared.frame.clone(),
+        });
         self.shared.inboxes.borrow_mut().push(inbox.clone());
         inbox
     }
@@ -382,13 +394,13 @@ impl FaultSink {
     }
 
     /// Takes what the inboxes hold: each error kept whole is reported, the
-    /// rest of a storm recorded as held back, all tagged with the current frame.
+    /// rest of a storm recorded as held back, each tagged with the frame it
+    /// came in.
     pub fn drain(&self) {
         let inboxes: Vec<Arc<Inbox>> = self.shared.inboxes.borrow().clone();
-        let frame = self.shared.frame.get();
         for inbox in inboxes {
             let taken = inbox.take();
-            for (kind, message) in taken.live {
+            for (kind, message, frame) in taken.live {
                 let label = label_in_message(&message);
                 let mut fault = Fault::new(kind, message).in_frame(frame);
                 if let Some(label) = label {
@@ -397,7 +409,8 @@ impl FaultSink {
                 self.report(&fault);
             }
             for counted in taken.counted {
-                let mut fault = Fault::new(counted.kind, counted.first_message).in_frame(frame);
+                let mut fault =
+                    Fault::new(counted.kind, counted.first_message).in_frame(counted.last_frame);
                 if let Some(label) = counted.label {
                     fault = fault.on_object(label);
                 }

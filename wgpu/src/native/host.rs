@@ -55,8 +55,8 @@ struct Watched {
     injected: Rc<Cell<bool>>,
 }
 
-/// Who is told when the window is hidden or shown.
-type VisibilityWatcher = Rc<RefCell<Option<Box<dyn Fn(bool)>>>>;
+/// Who is told when the window is hidden or shown, and the watch's number.
+type VisibilityWatcher = Rc<RefCell<Option<(u64, Rc<dyn Fn(bool)>)>>>;
 
 /// The desktop's side of the runtime.
 pub(crate) struct NativeHost {
@@ -68,6 +68,9 @@ pub(crate) struct NativeHost {
     pub(crate) headless_size: Cell<(u32, u32)>,
     hidden: Cell<bool>,
     on_visibility: VisibilityWatcher,
+    next_watch: Cell<u64>,
+    /// Whether the runtime draws in a window (made when the loop resumes).
+    pub(crate) windowed: bool,
     /// Shared with the guarded futures, which outlive any borrow of the host.
     crashed: Rc<RefCell<Option<String>>>,
     pub(crate) fallback: RefCell<Option<Fallback>>,
@@ -77,7 +80,7 @@ pub(crate) struct NativeHost {
 }
 
 impl NativeHost {
-    pub(crate) fn new(size: (u32, u32)) -> Self {
+    pub(crate) fn new(size: (u32, u32), windowed: bool) -> Self {
         let scheduler = Scheduler::new();
         NativeHost {
             outlet: Rc::new(NativeOutlet {
@@ -90,6 +93,8 @@ impl NativeHost {
             headless_size: Cell::new((size.0.max(1), size.1.max(1))),
             hidden: Cell::new(false),
             on_visibility: Rc::default(),
+            next_watch: Cell::new(0),
+            windowed,
             crashed: Rc::default(),
             fallback: RefCell::default(),
             title: RefCell::default(),
@@ -102,13 +107,9 @@ impl NativeHost {
         if self.hidden.replace(hidden) == hidden {
             return;
         }
-        let watcher = self.on_visibility.borrow_mut().take();
+        let watcher = self.on_visibility.borrow().as_ref().map(|(_, w)| w.clone());
         if let Some(watcher) = watcher {
             watcher(hidden);
-            let mut slot = self.on_visibility.borrow_mut();
-            if slot.is_none() {
-                *slot = Some(watcher);
-            }
         }
     }
 
@@ -198,15 +199,25 @@ impl Host for NativeHost {
     }
 
     fn watch_visibility(&self, on_change: Box<dyn Fn(bool)>) -> Handle {
-        *self.on_visibility.borrow_mut() = Some(on_change);
-        struct Unwatch(VisibilityWatcher);
+        let id = self.next_watch.get() + 1;
+        self.next_watch.set(id);
+        *self.on_visibility.borrow_mut() = Some((id, Rc::from(on_change)));
+        /// Clears the watch it stands for, and no later one.
+        struct Unwatch(VisibilityWatcher, u64);
         impl Drop for Unwatch {
             fn drop(&mut self) {
-                let taken = self.0.try_borrow_mut().ok().and_then(|mut w| w.take());
+                let taken = self
+                    .0
+                    .try_borrow_mut()
+                    .ok()
+                    .and_then(|mut slot| match slot.as_ref() {
+                        Some((id, _)) if *id == self.1 => slot.take(),
+                        _ => None,
+                    });
                 drop(taken);
             }
         }
-        Box::new(Unwatch(self.on_visibility.clone()))
+        Box::new(Unwatch(self.on_visibility.clone(), id))
     }
 
     fn hidden(&self) -> bool {
@@ -330,6 +341,10 @@ impl Host for NativeHost {
 
     fn crashed(&self) -> Option<String> {
         self.crashed.borrow().clone()
+    }
+
+    fn state_survives_a_crash(&self) -> bool {
+        true
     }
 
     fn spawn(&self, future: impl Future<Output = ()> + 'static) {

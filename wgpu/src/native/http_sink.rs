@@ -5,10 +5,10 @@
 //! network.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use webgpu_guard_core::telemetry::otlp::Resource;
-use webgpu_guard_core::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response};
+use webgpu_guard_core::telemetry::outbox::{ExportConfig, ExportStats, Outbox, Response, Verdict};
 use webgpu_guard_core::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
 
 /// What the sender thread and every clone share.
@@ -16,14 +16,44 @@ struct Shared {
     url: String,
     headers: Vec<(String, String)>,
     state: Mutex<State>,
-    /// Wakes the sender: errors added, or the sink closing.
+    /// Wakes the sender: errors added, a flush asked for, the sink closing.
     wake: Condvar,
+    /// Wakes a flush: a request ended.
+    settled: Condvar,
+    clock: Clock,
 }
 
 struct State {
     outbox: Outbox,
     /// No clone is left: what waits is sent once, what fails is given up.
     closing: bool,
+    /// Flushes waiting: what waits goes now, without waiting for the interval.
+    flushing: u32,
+    /// A request failed while they wait: they end, and the outbox's own
+    /// schedule (retry and backoff) resumes.
+    flush_failed: bool,
+}
+
+/// Milliseconds since the epoch, as the sink was made, running on with the
+/// monotonic clock: a wall clock set back does not hold requests for as long.
+struct Clock {
+    epoch_ms: f64,
+    started: Instant,
+}
+
+impl Clock {
+    fn new() -> Self {
+        Clock {
+            epoch_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+            started: Instant::now(),
+        }
+    }
+
+    fn now_ms(&self) -> f64 {
+        self.epoch_ms + self.started.elapsed().as_secs_f64() * 1000.0
+    }
 }
 
 /// The last clone's drop closes the sender.
@@ -52,13 +82,6 @@ impl std::fmt::Debug for HttpSink {
             .field("stats", &self.stats())
             .finish()
     }
-}
-
-/// Milliseconds since the epoch.
-fn epoch_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 impl HttpSink {
@@ -94,8 +117,12 @@ impl HttpSink {
             state: Mutex::new(State {
                 outbox: Outbox::new(config, resource),
                 closing: false,
+                flushing: 0,
+                flush_failed: false,
             }),
             wake: Condvar::new(),
+            settled: Condvar::new(),
+            clock: Clock::new(),
         });
         let sender = shared.clone();
         std::thread::Builder::new()
@@ -114,8 +141,40 @@ impl HttpSink {
     }
 
     fn add(&self, add: impl FnOnce(&mut Outbox, f64)) {
-        add(&mut lock(&self.shared).outbox, epoch_ms());
+        add(&mut lock(&self.shared).outbox, self.shared.clock.now_ms());
         self.shared.wake.notify_all();
+    }
+
+    /// Sends what waits now, without waiting for the interval, and waits at
+    /// most `timeout` for it to be answered: whether nothing waits any more.
+    /// For the end of a program (`main` returning ends the sender's thread
+    /// wherever it is).
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut state = lock(&self.shared);
+        state.flushing += 1;
+        self.shared.wake.notify_all();
+        let emptied = loop {
+            let stats = state.outbox.stats();
+            if stats.pending + stats.in_flight == 0 {
+                break true;
+            }
+            let now = Instant::now();
+            if now >= deadline || state.flush_failed {
+                break false;
+            }
+            state = self
+                .shared
+                .settled
+                .wait_timeout(state, deadline - now)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        };
+        state.flushing -= 1;
+        if state.flushing == 0 {
+            state.flush_failed = false;
+        }
+        emptied
     }
 }
 
@@ -191,13 +250,14 @@ fn send_until_closed(shared: &Shared) {
         .into();
     let mut state = lock(shared);
     loop {
-        let now = epoch_ms();
+        let now = shared.clock.now_ms();
         let next = state.outbox.next_request_ms();
+        let hurry = state.closing || (state.flushing > 0 && !state.flush_failed);
         let body = match next {
             None if state.closing => break,
             None => None,
-            // Closing: no waiting for the interval or a backoff.
-            Some(_) if state.closing => state.outbox.take_request(f64::MAX),
+            // Closing or flushing: no waiting for the interval or a backoff.
+            Some(_) if hurry => state.outbox.take_request(f64::MAX),
             Some(at) if at <= now => state.outbox.take_request(now),
             Some(_) => None,
         };
@@ -215,16 +275,19 @@ fn send_until_closed(shared: &Shared) {
         drop(state);
         let response = post(&agent, shared, body);
         state = lock(shared);
-        let failed = matches!(
-            state.outbox.finish(response, epoch_ms()),
-            Some(webgpu_guard_core::telemetry::outbox::Verdict::RetryIn(_))
-        );
-        if failed && state.closing {
-            state.outbox.give_up();
-            break;
+        let verdict = state.outbox.finish(response, shared.clock.now_ms());
+        shared.settled.notify_all();
+        if matches!(verdict, Some(Verdict::RetryIn(_))) && hurry {
+            // One try when hurried: what fails is given up (closing) or left
+            // to the outbox's schedule (the flushes end).
+            if state.closing {
+                break;
+            }
+            state.flush_failed = true;
         }
     }
     state.outbox.give_up();
+    shared.settled.notify_all();
 }
 
 /// One request, as the outbox's [`Response`].

@@ -44,6 +44,7 @@ pub struct Runtime<A: App> {
     driver: Rc<Driver<A, NativeHost>>,
     /// Headless: the least time between two frames.
     frame_interval: Rc<std::cell::Cell<Duration>>,
+    _last_handle: Rc<LastHandle<A>>,
 }
 
 impl<A: App> Clone for Runtime<A> {
@@ -51,6 +52,23 @@ impl<A: App> Clone for Runtime<A> {
         Runtime {
             driver: self.driver.clone(),
             frame_interval: self.frame_interval.clone(),
+            _last_handle: self._last_handle.clone(),
+        }
+    }
+}
+
+/// Shared by every handle: the last one's drop stops the runtime and
+/// empties its loop (the tasks under way hold the driver, and would keep it,
+/// its device and its sinks alive for good).
+struct LastHandle<A: App> {
+    driver: std::rc::Weak<Driver<A, NativeHost>>,
+}
+
+impl<A: App> Drop for LastHandle<A> {
+    fn drop(&mut self) {
+        if let Some(driver) = self.driver.upgrade() {
+            driver.stop();
+            driver.host.scheduler.clear();
         }
     }
 }
@@ -91,8 +109,12 @@ impl Image {
 
 impl<A: App> Runtime<A> {
     fn with_host(app: A, host: NativeHost, options: RuntimeOptions) -> Self {
+        let driver = Driver::new(Rc::new(app), host, options.driver_options());
         Runtime {
-            driver: Driver::new(Rc::new(app), host, options.driver_options()),
+            _last_handle: Rc::new(LastHandle {
+                driver: Rc::downgrade(&driver),
+            }),
+            driver,
             frame_interval: Rc::new(std::cell::Cell::new(HEADLESS_FRAME)),
         }
     }
@@ -102,17 +124,23 @@ impl<A: App> Runtime<A> {
     /// the loop turns when [`Runtime::run_until`] runs it. For tests, servers
     /// and tools. Nothing happens until [`Runtime::start`].
     pub fn headless(app: A, width: u32, height: u32, options: RuntimeOptions) -> Self {
-        Self::with_host(app, NativeHost::new((width, height)), options)
+        Self::with_host(app, NativeHost::new((width, height), false), options)
     }
 
     /// A runtime for `app` in a window, shown by [`Runtime::run`].
     pub fn windowed(app: A, options: RuntimeOptions) -> Self {
-        Self::with_host(app, NativeHost::new((1, 1)), options)
+        Self::with_host(app, NativeHost::new((1, 1), true), options)
     }
 
     /// Starts (or starts again after `stop()` or a fallback). After a panic
     /// in application code nothing starts again: the `crashed` fallback stays.
+    /// A windowed runtime starts when its window is made ([`Runtime::run`]):
+    /// before, this does nothing.
     pub fn start(&self) {
+        let host = &self.driver.host;
+        if host.windowed && host.window.borrow().is_none() {
+            return;
+        }
         self.driver.start();
     }
 
@@ -134,7 +162,8 @@ impl<A: App> Runtime<A> {
     /// Fault injection: destroys the running device with `Device::destroy()`,
     /// marked as injected, so that its loss arrives as a real one does
     /// (through wgpu's callback, during a poll) and is recovered from, where
-    /// the application's own `destroy()` is not. `false` when no device runs.
+    /// the application's own `destroy()` is not. `false` when no device runs
+    /// or it is in use (called from inside a frame).
     pub fn inject_loss(&self) -> bool {
         let host = &self.driver.host;
         let marked = self

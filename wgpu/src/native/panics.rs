@@ -27,12 +27,7 @@ fn install_hook() {
             if CATCHING.with(Cell::get) == 0 {
                 return previous(info);
             }
-            let message = info
-                .payload()
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic with no message".to_string());
+            let message = payload_message(info.payload());
             let place = info
                 .location()
                 .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
@@ -42,16 +37,27 @@ fn install_hook() {
     });
 }
 
-/// Runs `f`; `Err` with the panic's message and place if it panicked.
+/// A panic's message, from its payload.
+fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".to_string())
+}
+
+/// Runs `f`; `Err` with the panic's message and place if it panicked (the
+/// message alone when the program replaced the panic hook since).
 pub(crate) fn catching<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     install_hook();
+    CAUGHT.with(|caught| caught.borrow_mut().take());
     CATCHING.with(|c| c.set(c.get() + 1));
     let outcome = catch_unwind(AssertUnwindSafe(f));
     CATCHING.with(|c| c.set(c.get() - 1));
-    outcome.map_err(|_| {
+    outcome.map_err(|payload| {
         CAUGHT
             .with(|caught| caught.borrow_mut().take())
-            .unwrap_or_else(|| "a panic".to_string())
+            .unwrap_or_else(|| payload_message(payload.as_ref()))
     })
 }
 

@@ -249,6 +249,28 @@ impl Scheduler {
         }
     }
 
+    /// Drops every timer, frame request, task and poller (what they hold is
+    /// dropped after the borrows end).
+    pub(crate) fn clear(&self) {
+        let timers = self
+            .timers
+            .try_borrow_mut()
+            .map(|mut t| std::mem::take(&mut *t));
+        let frames = self
+            .frames
+            .try_borrow_mut()
+            .map(|mut f| std::mem::take(&mut *f));
+        let tasks = self
+            .tasks
+            .try_borrow_mut()
+            .map(|mut t| std::mem::take(&mut *t));
+        let pollers = self
+            .pollers
+            .try_borrow_mut()
+            .map(|mut p| std::mem::take(&mut *p));
+        drop((timers, frames, tasks, pollers));
+    }
+
     /// When the next timer is due.
     pub(crate) fn next_timer(&self) -> Option<Instant> {
         self.timers.borrow().keys().next().map(|(at, _)| *at)

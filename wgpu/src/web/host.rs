@@ -211,6 +211,10 @@ impl Host for WebHost {
         crash::crash_message()
     }
 
+    fn state_survives_a_crash(&self) -> bool {
+        false
+    }
+
     fn spawn(&self, future: impl Future<Output = ()> + 'static) {
         wasm_bindgen_futures::spawn_local(future);
     }
