@@ -1200,12 +1200,12 @@ async fn an_injected_storm_ends_with_its_device() {
         for_ms: u32::MAX,
     })
     .expect("a storm");
-    assert!(r.guard().injector().storm_running());
+    assert!(r.session().injector().storm_running());
     r.force_recovery();
     wait_state(&r, "running", 2).await;
     // Before, its timer went on writing to the retired device, and kept it.
     assert!(
-        !r.guard().injector().storm_running(),
+        !r.session().injector().storm_running(),
         "the storm outlived its device"
     );
     r.stop();

@@ -20,7 +20,7 @@ use webgpu_guard::web::faults::JsFunctionSink;
 use webgpu_guard::web::init;
 use webgpu_guard::web::scope::{pop_unmatched, wait_all, Filter, ScopeSet};
 use webgpu_guard::web::{
-    Binding, DiagnosticsLevel, FaultSink, Guard, GuardedDevice, SamplerSpec, TextureSpec,
+    Binding, DiagnosticsLevel, FaultSink, GuardedDevice, SamplerSpec, Session, TextureSpec,
 };
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -442,7 +442,7 @@ fn device_with_net(raw: web_sys::GpuDevice) -> (GuardedDevice, FaultSink, js_sys
     let events = collect_telemetry(&net);
     // The listener stays installed for the life of the test page.
     std::mem::forget(net.install(&raw));
-    let d = GuardedDevice::with_context(raw, Guard::new(net.clone(), frame));
+    let d = GuardedDevice::with_context(raw, Session::new(net.clone(), frame));
     (d, net, events)
 }
 
@@ -494,7 +494,7 @@ async fn a_frame_scope_catches_what_a_scope_closed_before_submit_misses() {
 async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_next_frames_are_scoped(
 ) {
     let (d, net, _) = device_with_net(raw_device().await);
-    assert_eq!(d.guard().frame_sampling(), FrameSampling::default());
+    assert_eq!(d.session().frame_sampling(), FrameSampling::default());
     let scoped: Vec<u64> = (1..=65)
         .filter(|&n| {
             let frame = d.begin_frame(n);
@@ -539,7 +539,7 @@ async fn an_error_in_an_unscoped_frame_reaches_the_net_with_its_frame_and_the_ne
     d.set_level(DiagnosticsLevel::PerCall);
     assert!((1000..1010).all(|n| d.begin_frame(n).is_scoped()));
     d.set_level(DiagnosticsLevel::Phases);
-    d.guard().set_frame_sampling(FrameSampling::every(1));
+    d.session().set_frame_sampling(FrameSampling::every(1));
     assert!(d.begin_frame(1001).is_scoped());
     settle().await;
     assert_stack_balanced(&d).await;
@@ -1186,7 +1186,7 @@ async fn every_level_composes_with_the_ladder_shaders_phases_and_frames() {
         d.set_level(level);
         // Every frame scoped, so that the frame below goes through its own scope
         // (the sampled default is tested on its own).
-        d.guard().set_frame_sampling(FrameSampling::every(1));
+        d.session().set_frame_sampling(FrameSampling::every(1));
         let name = level.as_str();
 
         // The ladder lands on the size that fits.

@@ -17,10 +17,10 @@ use crate::ledger::{EntryId, ObjectKind, SharedLedger};
 use crate::usage::BufferUsages;
 use crate::web::bindings::{try_create_bind_group, try_create_pipeline_layout, try_create_sampler};
 use crate::web::device::GuardedDevice;
-use crate::web::guard::DiagnosticsLevel;
 #[cfg(feature = "fault-injection")]
 use crate::web::inject::BuildFault;
 use crate::web::scope::{Filter, ScopeSet};
+use crate::web::session::DiagnosticsLevel;
 use crate::web::text::{raw_text, set_label};
 
 // The descriptors the allocator owns are written in one JavaScript call per
@@ -258,7 +258,7 @@ impl GuardedDevice {
     /// retires the device and lets the creation go on, as a real one would).
     #[cfg(feature = "fault-injection")]
     fn injected_fault(&self, kind: ObjectKind, label: &str, site: CallSite) -> Option<Fault> {
-        let injector = self.guard().injector();
+        let injector = self.session().injector();
         if !injector.is_armed() {
             return None;
         }

@@ -11,11 +11,12 @@ use web_sys::{GpuDevice, GpuQueue};
 use crate::fault::{CallSite, Fault};
 use crate::ledger::SharedLedger;
 use crate::web::faults::FaultSink;
-use crate::web::guard::{DiagnosticsLevel, Guard};
 use crate::web::handle::DeviceHandle;
 use crate::web::scope::PendingPops;
+use crate::web::session::{DiagnosticsLevel, Session};
 
-struct Inner {
+/// What every clone of a [`GuardedDevice`] shares.
+struct DeviceParts {
     handle: DeviceHandle,
     phase_depth: Cell<u32>,
     frame_depth: Cell<u32>,
@@ -43,7 +44,7 @@ struct Inner {
 /// ```
 #[derive(Clone)]
 pub struct GuardedDevice {
-    inner: Rc<Inner>,
+    inner: Rc<DeviceParts>,
 }
 
 impl std::fmt::Debug for GuardedDevice {
@@ -65,15 +66,15 @@ impl AsRef<DeviceHandle> for GuardedDevice {
 impl GuardedDevice {
     /// Wraps `device` with a fresh context (its own net on the console).
     pub fn new(device: GpuDevice) -> Self {
-        GuardedDevice::with_context(device, Guard::default())
+        GuardedDevice::with_context(device, Session::default())
     }
 
     /// Wraps `device`, sharing `context` (ledger, level, frame, net) with earlier
     /// devices.
-    pub fn with_context(device: GpuDevice, context: Guard) -> Self {
+    pub fn with_context(device: GpuDevice, context: Session) -> Self {
         crate::web::js::install_describer();
         GuardedDevice {
-            inner: Rc::new(Inner {
+            inner: Rc::new(DeviceParts {
                 handle: DeviceHandle::new(device, context),
                 phase_depth: Cell::new(0),
                 frame_depth: Cell::new(0),
@@ -96,14 +97,20 @@ impl GuardedDevice {
         self.raw().queue()
     }
 
-    /// The guard this device shares (ledger, level, frame counter, fault sink).
-    pub fn guard(&self) -> &Guard {
-        self.inner.handle.guard()
+    /// The session this device shares (ledger, level, frame counter, fault sink).
+    pub fn session(&self) -> &Session {
+        self.inner.handle.session()
+    }
+
+    /// [`Self::session`]'s name before 0.2.0.
+    #[deprecated(since = "0.2.0", note = "renamed `session`")]
+    pub fn guard(&self) -> &Session {
+        self.session()
     }
 
     /// The fault sink.
     pub fn faults(&self) -> &FaultSink {
-        self.guard().faults()
+        self.session().faults()
     }
 
     /// Reports `fault` to the fault sink (once) and returns it marked as reported.
@@ -118,17 +125,17 @@ impl GuardedDevice {
 
     /// The diagnostics level.
     pub fn level(&self) -> DiagnosticsLevel {
-        self.guard().level()
+        self.session().level()
     }
 
     /// Changes the diagnostics level, effective from the next call.
     pub fn set_level(&self, level: DiagnosticsLevel) {
-        self.guard().set_level(level);
+        self.session().set_level(level);
     }
 
     /// The ledger of live objects.
     pub fn ledger(&self) -> SharedLedger {
-        self.guard().ledger().clone()
+        self.session().ledger().clone()
     }
 
     /// Whether this device is known to be lost.
@@ -153,7 +160,7 @@ impl GuardedDevice {
 
     /// The current frame number.
     pub fn frame(&self) -> u64 {
-        self.guard().frame()
+        self.session().frame()
     }
 
     /// Destroys the device (never throws).

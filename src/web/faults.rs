@@ -23,10 +23,12 @@ use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::held::Held;
 use crate::sanitize::{Sanitized, Sanitizer};
-use crate::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
-use crate::web::js::{describe, now_ms};
+use crate::telemetry::{GroupSummary, HeldBack, TelemetrySink};
+use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
 use crate::web::log;
+use crate::web::telemetry_sinks::{CatchingSink, Deferring, Delivery};
+pub use crate::web::telemetry_sinks::{ConsoleSink, JsFunctionSink};
 
 #[wasm_bindgen(module = "/src/web/faults.js")]
 extern "C" {
@@ -57,49 +59,6 @@ extern "C" {
     fn close(this: &UncapturedHooks);
 }
 
-/// A telemetry sink writing one `console.debug` line per event (verbose level,
-/// hidden by default in developer tools), for a page that wants telemetry on
-/// its console. Not the default: the fault's own console line is the one line
-/// a fault writes.
-#[derive(Debug, Default)]
-pub struct ConsoleSink;
-
-impl TelemetrySink for ConsoleSink {
-    fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
-        let frame = e
-            .frame
-            .map_or_else(|| "none".to_string(), |n| n.to_string());
-        log::debug(&format!(
-            "telemetry {} \"{}\" x{} frame {frame}: {}",
-            e.kind, e.label, e.occurrences, e.message
-        ));
-        Ok(())
-    }
-}
-
-/// A telemetry sink calling a JavaScript function with `{kind, label, message,
-/// frame, occurrences}`; an exception it throws is caught and counted.
-#[derive(Debug)]
-pub struct JsFunctionSink(pub js_sys::Function);
-
-impl TelemetrySink for JsFunctionSink {
-    fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
-        let object = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| {
-            js_sys::Reflect::set(&object, &k.into(), &v).map_err(|e| describe(&e))
-        };
-        set("kind", e.kind.as_str().into())?;
-        set("label", e.label.as_str().into())?;
-        set("message", e.message.as_str().into())?;
-        set("frame", e.frame.map(|f| f as f64).into())?;
-        set("occurrences", (e.occurrences as f64).into())?;
-        self.0
-            .call1(&JsValue::NULL, &object)
-            .map(|_| ())
-            .map_err(|e| describe(&e))
-    }
-}
-
 /// What telemetry gets in place of a text whose sanitiser threw: never the raw
 /// text, which may hold what the sanitiser was there to remove.
 pub const SANITIZER_THREW: &str = "[the sanitiser threw]";
@@ -111,86 +70,6 @@ pub const SANITIZER_REPORTED: &str = "[reported by the sanitiser]";
 /// How deep runs of the sanitiser may nest (a fault it reports is sanitised
 /// by it too, up to this depth).
 pub const SANITIZER_DEPTH: u32 = 4;
-
-/// An application's sink, called through the trampoline (see
-/// [`FaultSink::set_sink`]).
-struct CatchingSink(Box<dyn TelemetrySink>);
-
-impl TelemetrySink for CatchingSink {
-    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
-        let mut sent = Ok(());
-        match crate::web::crash::trampoline(&mut || sent = self.0.send(event)) {
-            Ok(()) => sent,
-            Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
-        }
-    }
-
-    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        let mut counted = Ok(());
-        match crate::web::crash::trampoline(&mut || counted = self.0.held_back(held)) {
-            Ok(()) => counted,
-            Err(thrown) => Err(format!("the telemetry sink threw: {}", describe(&thrown))),
-        }
-    }
-
-    fn adapter(&self, adapter: &str) {
-        // A sink that throws here learns nothing; the fault sink goes on.
-        let _ = crate::web::crash::trampoline(&mut || self.0.adapter(adapter));
-    }
-
-    fn retire(&self) -> u64 {
-        let mut given_up = 0;
-        let _ = crate::web::crash::trampoline(&mut || given_up = self.0.retire());
-        given_up
-    }
-}
-
-/// What the log gave its telemetry sink while it was borrowed: handed to the
-/// application's sink once the borrow ends, so that a sink runs with nothing
-/// of the log lent (one that reports back into the fault sink is heard).
-enum Delivery {
-    Send(TelemetryEvent),
-    HeldBack {
-        kind: FaultKind,
-        label: String,
-        phase: Option<String>,
-        message: String,
-        frame: Option<u64>,
-        count: u64,
-    },
-    Adapter(String),
-}
-
-/// The sink the log holds: it only queues.
-struct Deferring(Rc<Held<Vec<Delivery>>>);
-
-impl TelemetrySink for Deferring {
-    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
-        self.0
-            .with(|queue| queue.push(Delivery::Send(event.clone())))
-            .ok_or_else(|| "the telemetry queue was busy".to_string())
-    }
-
-    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        self.0
-            .with(|queue| {
-                queue.push(Delivery::HeldBack {
-                    kind: held.kind,
-                    label: held.label.to_string(),
-                    phase: held.phase.map(str::to_string),
-                    message: held.message.to_string(),
-                    frame: held.frame,
-                    count: held.count,
-                })
-            })
-            .ok_or_else(|| "the telemetry queue was busy".to_string())
-    }
-
-    fn adapter(&self, adapter: &str) {
-        self.0
-            .with(|queue| queue.push(Delivery::Adapter(adapter.to_string())));
-    }
-}
 
 /// The fault sink, shared by every device of an application. Cheap to clone.
 ///
@@ -258,7 +137,7 @@ impl FaultSink {
     /// A fault sink tagging uncaptured errors with the frame number in `frame`,
     /// with no telemetry sink (one console line per fault; see
     /// [`FaultSink::set_sink`]). Advance the frame with [`FaultSink::set_frame`] (or
-    /// [`crate::web::Guard::set_frame`]): errors held during a storm are
+    /// [`crate::web::Session::set_frame`]): errors held during a storm are
     /// tagged when they are handed over.
     pub fn new(frame: Rc<Cell<u64>>) -> Self {
         crate::web::js::install_describer();
@@ -507,7 +386,7 @@ impl FaultSink {
 
     /// Sets the frame number, handing over first what the listeners hold (so
     /// that it is tagged with the frame during which it arrived). Advance the
-    /// frame through this or [`crate::web::Guard::set_frame`], not through
+    /// frame through this or [`crate::web::Session::set_frame`], not through
     /// the cell given to [`FaultSink::new`].
     pub fn set_frame(&self, frame: u64) {
         if frame != self.shared.frame.get() {

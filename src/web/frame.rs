@@ -38,7 +38,7 @@ impl GuardedDevice {
     /// opens its scopes (every filter, in one call; never with
     /// [`crate::web::DiagnosticsLevel::Off`]).
     pub fn begin_frame(&self, frame: u64) -> FrameScope {
-        let context = self.guard();
+        let context = self.session();
         context.set_frame(frame);
         self.enter_frame();
         let scopes = context.frame_is_scoped(frame).then(|| {

@@ -8,8 +8,8 @@ use std::rc::Rc;
 use web_sys::GpuDevice;
 
 use crate::supervisor::LossReason;
-use crate::web::guard::Guard;
 use crate::web::lost::{watch_lost, LostWatch};
+use crate::web::session::Session;
 
 /// What runs when a probe finds the device lost.
 type FoundLostHook = Rc<dyn Fn()>;
@@ -25,7 +25,7 @@ pub struct DeviceHandle {
     /// torn down): what its work fails with afterwards is not news.
     let_go: Rc<Cell<bool>>,
     found_lost_hook: Rc<Held<Option<FoundLostHook>>>,
-    context: Guard,
+    context: Session,
 }
 
 impl std::fmt::Debug for DeviceHandle {
@@ -39,7 +39,7 @@ impl std::fmt::Debug for DeviceHandle {
 
 impl DeviceHandle {
     /// Wraps `raw`, reporting to `context`.
-    pub fn new(raw: GpuDevice, context: Guard) -> Self {
+    pub fn new(raw: GpuDevice, context: Session) -> Self {
         DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
@@ -55,9 +55,15 @@ impl DeviceHandle {
         &self.raw
     }
 
-    /// The guard this device shares (ledger, level, frame counter, fault sink).
-    pub fn guard(&self) -> &Guard {
+    /// The session this device shares (ledger, level, frame counter, fault sink).
+    pub fn session(&self) -> &Session {
         &self.context
+    }
+
+    /// [`Self::session`]'s name before 0.2.0.
+    #[deprecated(since = "0.2.0", note = "renamed `session`")]
+    pub fn guard(&self) -> &Session {
+        self.session()
     }
 
     /// Whether the device is known to be lost.

@@ -73,10 +73,12 @@ const KEEPALIVE_QUOTA: usize = 64 * 1024;
 /// `Access-Control-Expose-Headers: Retry-After` makes it honour the server's.
 #[derive(Clone)]
 pub struct HttpSink {
-    inner: Rc<Shared>,
+    inner: Rc<Exporter>,
 }
 
-struct Shared {
+/// What every clone of an [`HttpSink`] shares: where it sends, the outbox, its
+/// timer and the page-hide listeners.
+struct Exporter {
     url: String,
     /// Extra request headers, as name, value, name, value… (the page-hide
     /// requests carry them too)
@@ -92,7 +94,7 @@ struct Shared {
     sending_ms: Cell<f64>,
 }
 
-impl Shared {
+impl Exporter {
     /// Runs `work`, adding the time it took to `total`.
     fn timed<T>(total: &Cell<f64>, work: impl FnOnce() -> T) -> T {
         let started = now_ms();
@@ -103,7 +105,7 @@ impl Shared {
 
     /// Runs `work` (encoding or sending), timed.
     fn sending<T>(&self, work: impl FnOnce() -> T) -> T {
-        Shared::timed(&self.sending_ms, work)
+        Exporter::timed(&self.sending_ms, work)
     }
 }
 
@@ -137,7 +139,7 @@ impl HttpSink {
         }
         let mut resource = Resource::new(service_name);
         describe_the_browser(&mut resource);
-        let inner = Rc::new(Shared {
+        let inner = Rc::new(Exporter {
             url: url.to_string(),
             headers: js_sys::Array::new(),
             outbox: Held::new(Outbox::new(config, resource)),
@@ -189,7 +191,7 @@ impl HttpSink {
     }
 
     fn add(&self, record: impl FnOnce(&mut Outbox, f64)) -> Result<(), String> {
-        Shared::timed(&self.inner.taking_ms, || {
+        Exporter::timed(&self.inner.taking_ms, || {
             if self
                 .inner
                 .outbox
@@ -269,7 +271,7 @@ fn describe_the_browser(resource: &mut Resource) {
 }
 
 /// Sets a timer for the next request unless one is set or none can go.
-fn arm(shared: &Rc<Shared>) {
+fn arm(shared: &Rc<Exporter>) {
     if shared.timer.with(|timer| timer.is_some()) != Some(false) {
         return;
     }
@@ -290,7 +292,7 @@ fn arm(shared: &Rc<Shared>) {
 }
 
 /// Posts the next request if one is due; arms the timer again once it ends.
-fn post_next(shared: &Rc<Shared>) {
+fn post_next(shared: &Rc<Exporter>) {
     let now = epoch_ms();
     let taken = shared
         .outbox
@@ -307,7 +309,7 @@ fn post_next(shared: &Rc<Shared>) {
         .in_flight_bytes
         .set(if keepalive { body.len() } else { 0 });
     let promise = guard_post(&shared.url, &body, &shared.headers, keepalive, timeout_ms);
-    let weak: Weak<Shared> = Rc::downgrade(shared);
+    let weak: Weak<Exporter> = Rc::downgrade(shared);
     wasm_bindgen_futures::spawn_local(async move {
         let outcome = crate::web::wait::settled(&promise).await;
         let Some(shared) = weak.upgrade() else {
@@ -345,7 +347,7 @@ fn post_next(shared: &Rc<Shared>) {
 /// flight leaves, and a refused one is tried again at half the size. A page
 /// being hidden (`respect_backoff`) sends nothing while the server asked to
 /// wait; a page unloading sends what it can.
-fn beacon_everything(shared: &Rc<Shared>, respect_backoff: bool) {
+fn beacon_everything(shared: &Rc<Exporter>, respect_backoff: bool) {
     if respect_backoff && shared.outbox.with(|o| o.backing_off(epoch_ms())) != Some(false) {
         return;
     }
@@ -379,7 +381,7 @@ const MIN_BEACON_BYTES: usize = 4 * 1024;
 
 /// Beacons what waits when the page is hidden (the last moment a page is sure
 /// to see on a phone) and when it unloads.
-fn flush_when_the_page_goes(shared: &Rc<Shared>) {
+fn flush_when_the_page_goes(shared: &Rc<Exporter>) {
     let Some(window) = web_sys::window() else {
         return;
     };

@@ -32,7 +32,6 @@ pub mod encoder;
 pub mod engine;
 pub mod faults;
 pub mod frame;
-pub mod guard;
 #[doc(hidden)]
 pub mod handle;
 pub mod http_sink;
@@ -55,9 +54,11 @@ pub mod runtime;
 #[cfg(feature = "web-sys-enums")]
 pub mod sampler_spec;
 pub mod scope;
+pub mod session;
 pub mod shader;
 mod sizer;
 pub mod snapshot;
+mod telemetry_sinks;
 #[doc(hidden)]
 pub mod text;
 #[cfg(feature = "web-sys-enums")]
@@ -78,8 +79,14 @@ pub type NetStats = FaultStats;
 #[deprecated(since = "0.2.0", note = "renamed `UncapturedListener`")]
 pub type NetListener = UncapturedListener;
 /// The shared diagnostics context's name before 0.2.0.
-#[deprecated(since = "0.2.0", note = "renamed `Guard`")]
-pub type GuardContext = Guard;
+#[deprecated(since = "0.2.0", note = "renamed `Session`")]
+pub type GuardContext = Session;
+/// The shared diagnostics context's name in 0.2.0's first changes.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `Session`: it is what every device of a session shares, not a guard"
+)]
+pub type Guard = Session;
 pub use alloc::{GpuResource, Tracked};
 pub use commands::RenderBundleEncoder;
 pub use descriptors::Binding;
@@ -87,7 +94,6 @@ pub use device::GuardedDevice;
 pub use encoder::{CommandEncoder, ComputePass, RenderPass};
 pub use faults::FaultSink;
 pub use frame::FrameScope;
-pub use guard::{DiagnosticsLevel, Guard};
 pub use http_sink::HttpSink;
 pub use init::{GpuContext, InitOptions};
 pub use js::nullable;
@@ -96,6 +102,7 @@ pub use runtime::{App, CanvasSize, FrameInfo, Runtime, RuntimeOptions, Status, W
 #[cfg(feature = "web-sys-enums")]
 pub use sampler_spec::SamplerSpec;
 pub use scope::{Filter, PendingPops, ScopeOutcome, ScopeSet};
+pub use session::{DiagnosticsLevel, Session};
 pub use text::set_label;
 #[cfg(feature = "web-sys-enums")]
 pub use texture_spec::TextureSpec;

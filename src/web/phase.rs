@@ -3,8 +3,8 @@
 
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
 use crate::web::device::GuardedDevice;
-use crate::web::guard::DiagnosticsLevel;
 use crate::web::scope::{settle, tag_fault, Filter, ScopeOutcome, ScopeSet};
+use crate::web::session::DiagnosticsLevel;
 
 impl GuardedDevice {
     /// Whether the device is alive, known for certain: one round trip through the

@@ -673,7 +673,7 @@ impl Settle {
             probe,
             probed,
         } = self;
-        let sink = device.guard().faults().clone();
+        let sink = device.session().faults().clone();
         // A boolean when nothing was caught (the usual case), else an array.
         let (verdict, settled) = match answer {
             Ok(value) => match value.as_bool() {

@@ -175,7 +175,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
     let (_target, view) = offscreen_target(d, "bench-frame-target")?;
     // The fault sink listens, as in any application run by the runtime (without it every
     // frame would be scoped).
-    let _listener = d.guard().faults().install(d.raw());
+    let _listener = d.session().faults().install(d.raw());
     const MODES: [(&str, u32); 3] = [
         ("none", 0),
         ("every", 1),
@@ -197,7 +197,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
             d.set_level(DiagnosticsLevel::Off);
         } else {
             d.set_level(DiagnosticsLevel::Phases);
-            d.guard().set_frame_sampling(FrameSampling::every(every));
+            d.session().set_frame_sampling(FrameSampling::every(every));
         }
         let mut cpu = 0.0;
         let block_start = now_ms();
@@ -222,7 +222,7 @@ async fn frame_figures(d: &GuardedDevice) -> Result<String, String> {
         flush(d).await;
     }
     d.set_level(DiagnosticsLevel::Phases);
-    d.guard().set_frame_sampling(FrameSampling::default());
+    d.session().set_frame_sampling(FrameSampling::default());
     let rows: Vec<String> = MODES
         .iter()
         .enumerate()

@@ -316,7 +316,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
 
     let r = runtime.clone();
     let ledger = Closure::<dyn Fn() -> JsValue>::new(move || {
-        r.guard()
+        r.session()
             .ledger()
             .with(|l| JsValue::from_str(&l.report().to_string()))
             .unwrap_or(JsValue::NULL)
@@ -373,7 +373,7 @@ fn install_console_api(runtime: &Runtime<DemoApp>) {
 
     // Whether an injected storm still runs (a test waits for its end).
     let r = runtime.clone();
-    let storm = Closure::<dyn Fn() -> bool>::new(move || r.guard().injector().storm_running());
+    let storm = Closure::<dyn Fn() -> bool>::new(move || r.session().injector().storm_running());
     expose("gpuStormRunning", storm.as_ref().unchecked_ref());
     storm.forget();
 

@@ -40,7 +40,7 @@ impl<A: App> Inner<A> {
     /// way: a stopped or superseded attempt ends quietly) and reported.
     fn attempt_failed(this: &Rc<Self>, attempt: u64, failure: InitFailure) {
         if this.driver.attempt_owns(attempt) {
-            this.guard.faults().note(&format!(
+            this.session.faults().note(&format!(
                 "init attempt {attempt} failed: {}",
                 failure.describe()
             ));
@@ -114,7 +114,7 @@ impl<A: App> Inner<A> {
         }
         // Armed before the canvas is configured.
         let lost = Inner::watch_loss(&this, &device, generation);
-        let listener = this.guard.faults().install(&raw);
+        let listener = this.session.faults().install(&raw);
         Inner::size_for(&this, &raw);
         let (context, format) =
             match init::configure_canvas(&this.canvas, &gpu_api, &raw, &this.options.init) {
@@ -123,7 +123,7 @@ impl<A: App> Inner<A> {
             };
         this.slot.owns_canvas(generation);
         this.slot.set_adapter(&adapter_name);
-        this.guard.faults().set_adapter(&adapter_name);
+        this.session.faults().set_adapter(&adapter_name);
         let t3 = now_ms();
         let gpu = GpuContext {
             adapter_name,
@@ -176,7 +176,7 @@ impl<A: App> Inner<A> {
         // attempt's injection).
         #[cfg(feature = "fault-injection")]
         if this.driver.attempt_owns(attempt) {
-            this.guard.injector().disarm();
+            this.session.injector().disarm();
         }
         let resources = match built {
             Ok(resources) if alive => resources,

@@ -128,7 +128,7 @@ impl<A: App> Inner<A> {
                 break;
             }
             if let Err(thrown) = done {
-                this.guard.faults().report_ref(&crash::thrown_fault(
+                this.session.faults().report_ref(&crash::thrown_fault(
                     "the runtime caught an exception while handling its events",
                     &thrown,
                 ));
@@ -164,7 +164,7 @@ impl<A: App> Inner<A> {
     /// Bugs the library caught in itself reach the fault path, once each.
     fn report_bugs(this: &Rc<Self>) {
         for bug in crate::held::take_bugs() {
-            this.guard
+            this.session
                 .faults()
                 .report_ref(&Fault::new(FaultKind::Exception, bug));
         }
@@ -208,7 +208,7 @@ impl<A: App> Inner<A> {
             Command::Adopt { generation, .. } => {
                 if let Handover::Device(arrival) = std::mem::replace(handover, Handover::None) {
                     if let Some((raw, decision)) = arrival.open() {
-                        let device = GuardedDevice::with_context(raw, this.guard.clone());
+                        let device = GuardedDevice::with_context(raw, this.session.clone());
                         this.slot.initialising(generation, device.clone());
                         // The attempt goes on from its await, after this job.
                         decision.send((device, generation));
@@ -249,7 +249,7 @@ impl<A: App> Inner<A> {
                         "still frozen: probing the device and drawing from a timer until animation frames come back (a new device would stall the same way)"
                     }
                 };
-                this.guard.faults().report_ref(&Fault::new(
+                this.session.faults().report_ref(&Fault::new(
                     FaultKind::DeviceLost,
                     format!(
                         "presentation stalled: no animation frame for {waited_ms} ms on device {generation} while it runs (the picture is frozen); {what}"
@@ -276,7 +276,7 @@ impl<A: App> Inner<A> {
             Handover::None => {}
             Handover::Device(arrival) => {
                 if let Some((raw, _)) = arrival.open() {
-                    GuardedDevice::with_context(raw, this.guard.clone()).let_go();
+                    GuardedDevice::with_context(raw, this.session.clone()).let_go();
                 }
             }
             Handover::Built(gpu, resources) => {
@@ -297,11 +297,11 @@ impl<A: App> Inner<A> {
             _ => format!("giving up: {}", fallback.message()),
         };
         match fallback.fault_kind() {
-            Some(kind) => this.guard.faults().report_ref(&Fault::new(kind, text)),
-            None => this.guard.faults().note(&text),
+            Some(kind) => this.session.faults().report_ref(&Fault::new(kind, text)),
+            None => this.session.faults().note(&text),
         }
         if let Err(thrown) = this.fallback.show(&this.canvas, fallback) {
-            this.guard
+            this.session
                 .faults()
                 .report_ref(&crash::thrown_fault("the fallback hook threw", &thrown));
         }
@@ -329,7 +329,7 @@ impl<A: App> Inner<A> {
         }
         // Its build saw the canvas's size: no resize is owed to it.
         this.frames.no_resize_owed();
-        this.guard.faults().note(&format!(
+        this.session.faults().note(&format!(
             "device generation {generation} running ({})",
             this.slot.adapter()
         ));
@@ -349,7 +349,7 @@ impl<A: App> Inner<A> {
             if crash::crashed() {
                 return;
             }
-            this.guard.faults().report_ref(&crash::thrown_fault(
+            this.session.faults().report_ref(&crash::thrown_fault(
                 "dropping the application's resources threw",
                 &thrown,
             ));
@@ -358,7 +358,7 @@ impl<A: App> Inner<A> {
 
     fn schedule(this: &Rc<Self>, token: u64, delay_ms: u32, purpose: TimerPurpose) {
         if purpose == TimerPurpose::Retry {
-            this.guard
+            this.session
                 .faults()
                 .note(&format!("re-initialising the GPU in {delay_ms} ms"));
         }

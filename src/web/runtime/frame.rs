@@ -101,7 +101,7 @@ impl<A: App> Inner<A> {
                     Source::Timer => now_ms(),
                     Source::AnimationFrameBack => {
                         runtime
-                            .guard
+                            .session
                             .faults()
                             .note("animation frames came back: drawing from them again");
                         time
@@ -209,7 +209,7 @@ impl<A: App> Inner<A> {
             } else {
                 fault
             };
-            this.guard.faults().report_ref(&fault);
+            this.session.faults().report_ref(&fault);
         }
         let first = live.frames.get() == 0;
         live.frames.set(live.frames.get() + 1);
@@ -276,7 +276,7 @@ impl<A: App> Inner<A> {
             return true;
         }
         stats.failed_resizes.set(0);
-        this.guard.faults().note(&format!(
+        this.session.faults().note(&format!(
             "the resize to {}x{} failed {failed} times in a row: rebuilding on a new device",
             this.canvas.width(),
             this.canvas.height()

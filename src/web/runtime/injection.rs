@@ -33,7 +33,7 @@ mod enabled {
                 .slot
                 .live()
                 .ok_or_else(|| "no running device to inject into".to_string())?;
-            let injector = inner.guard.injector();
+            let injector = inner.session.injector();
             match injection {
                 Injection::LoseNow => Inner::inject_loss(inner, &live.gpu),
                 Injection::LoseAfterFrames(n) => injector.lose_after(n),
@@ -84,7 +84,7 @@ mod enabled {
 
         /// Stops an injected storm.
         pub fn stop_storm(&self) {
-            self.inner.guard.injector().stop_storm();
+            self.inner.session.injector().stop_storm();
         }
     }
 
@@ -92,7 +92,7 @@ mod enabled {
         /// Counts a frame towards a loss due after some frames; when it is due,
         /// injects it and returns true (the frame is not drawn).
         pub(crate) fn injected_loss_due(this: &Rc<Self>, gpu: &GpuContext) -> bool {
-            let due = this.guard.injector().loss_due();
+            let due = this.session.injector().loss_due();
             if due {
                 Inner::inject_loss(this, gpu);
             }
@@ -101,15 +101,15 @@ mod enabled {
 
         /// Cancels everything injections left armed or pending.
         pub(crate) fn clear_injections(&self) {
-            self.guard.injector().clear();
+            self.session.injector().clear();
         }
 
         /// Cancels what was injected on a device being torn down: a loss due
         /// after some frames and a storm (whose timer would go on writing to
         /// the retired device, and keep it).
         pub(crate) fn cancel_pending_loss(&self) {
-            self.guard.injector().cancel_pending_loss();
-            self.guard.injector().stop_storm();
+            self.session.injector().cancel_pending_loss();
+            self.session.injector().stop_storm();
         }
 
         fn inject_loss(this: &Rc<Self>, gpu: &GpuContext) {
@@ -145,7 +145,7 @@ mod enabled {
                     return;
                 };
                 if now_ms() - started > f64::from(for_ms) {
-                    runtime.guard.injector().storm_ended();
+                    runtime.session.injector().storm_ended();
                     target.destroy();
                     return;
                 }
@@ -156,7 +156,7 @@ mod enabled {
                             .write_buffer_with_u32_and_u8_slice(&target, 4 * n + 1, &[0; 4]);
                 }
             });
-            this.guard.injector().set_storm(interval);
+            this.session.injector().set_storm(interval);
         }
     }
 }

@@ -18,14 +18,14 @@ use super::{App, RuntimeOptions};
 use crate::held::Held;
 use crate::supervisor::{Event, RecoveryAnswer};
 use crate::web::crash;
-use crate::web::guard::Guard;
+use crate::web::session::Session;
 
 pub(super) struct Inner<A: App> {
     pub(super) app: Rc<A>,
     pub(super) canvas: HtmlCanvasElement,
     pub(super) options: RuntimeOptions,
     /// The guard's shared context: ledger, level, frame counter, the fault sink.
-    pub(super) guard: Guard,
+    pub(super) session: Session,
     /// The supervisor and the events waiting for it.
     pub(super) driver: Driver<A::Resources>,
     /// The device of the current generation, initialising or live.
@@ -49,7 +49,7 @@ impl<A: App> Inner<A> {
             canvas,
             driver: Driver::new(options.supervisor),
             options,
-            guard: Guard::default(),
+            session: Session::default(),
             slot: GenerationSlot::default(),
             timers: Timers::default(),
             frame_loop: FrameLoop::new(),
@@ -94,7 +94,7 @@ impl<A: App> Inner<A> {
         if answer == RecoveryAnswer::StartingOver {
             Inner::prepare_to_run(this);
         }
-        this.guard.faults().note(answer.message());
+        this.session.faults().note(answer.message());
         this.timings.triggered_now();
         Inner::dispatch(this, Event::RequestRecovery);
         answer

@@ -41,7 +41,7 @@ impl<A: App> Inner<A> {
             Found::Injected => "injected loss".into(),
         };
         if this.driver.owns_generation(generation) {
-            this.guard.faults().note(&format!(
+            this.session.faults().note(&format!(
                 "device {generation} lost (reason {}): {message}",
                 reason.as_str()
             ));

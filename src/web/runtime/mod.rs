@@ -46,8 +46,8 @@ pub use crate::supervisor::RecoveryAnswer;
 use crate::supervisor::{Event, Fallback, SupervisorOptions};
 use crate::web::crash;
 use crate::web::faults::FaultSink;
-use crate::web::guard::{DiagnosticsLevel, Guard};
 use crate::web::init::{GpuContext, InitOptions};
+use crate::web::session::{DiagnosticsLevel, Session};
 
 use inner::Inner;
 
@@ -322,13 +322,19 @@ impl<A: App> Runtime<A> {
     /// The fault sink: where every fault, note and warning goes (the console,
     /// the counters, the telemetry sink).
     pub fn faults(&self) -> &FaultSink {
-        self.inner.guard.faults()
+        self.inner.session.faults()
     }
 
-    /// The guard every device of this runtime shares: ledger, diagnostics
+    /// The session every device of this runtime shares: ledger, diagnostics
     /// level, frame counter, fault sink.
-    pub fn guard(&self) -> &Guard {
-        &self.inner.guard
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    /// [`Self::session`]'s name before 0.2.0.
+    #[deprecated(since = "0.2.0", note = "renamed `session`")]
+    pub fn guard(&self) -> &Session {
+        self.session()
     }
 
     /// The fault sink's accessor before 0.2.0.
@@ -338,20 +344,20 @@ impl<A: App> Runtime<A> {
     }
 
     /// The shared diagnostics context's accessor before 0.2.0.
-    #[deprecated(since = "0.2.0", note = "renamed `guard`")]
-    pub fn context(&self) -> &Guard {
-        &self.inner.guard
+    #[deprecated(since = "0.2.0", note = "renamed `session`")]
+    pub fn context(&self) -> &Session {
+        &self.inner.session
     }
 
     /// Sets the diagnostics level, effective at once.
     pub fn set_level(&self, level: DiagnosticsLevel) {
-        self.inner.guard.set_level(level);
+        self.inner.session.set_level(level);
     }
 
     /// Changes which frames get scopes (one in 32 by default), effective from the
     /// next frame.
     pub fn set_frame_sampling(&self, sampling: crate::frame_sampling::FrameSampling) {
-        self.inner.guard.set_frame_sampling(sampling);
+        self.inner.session.set_frame_sampling(sampling);
     }
 
     /// Runs `f` on the live GPU state, if the device is running (`None`
@@ -375,7 +381,7 @@ impl<A: App> Runtime<A> {
             if let Err(thrown) = called {
                 if !crate::web::crash::crashed() {
                     self.inner
-                        .guard
+                        .session
                         .faults()
                         .report_ref(&crate::web::crash::thrown_fault(
                             "the closure given to with_live threw",

@@ -8,8 +8,8 @@ use super::{App, Inner};
 use crate::fault_log::FaultStats;
 use crate::ledger::Tally;
 use crate::supervisor::{DeviceState, Fallback, LossRecord};
-use crate::web::guard::DiagnosticsLevel;
 use crate::web::js::now_ms;
+use crate::web::session::DiagnosticsLevel;
 
 /// How long one init took, step by step (milliseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -320,7 +320,7 @@ impl<A: App> Inner<A> {
     /// and telemetry sink for them. Nothing else changes.
     pub(super) fn status(&self) -> Status {
         let ledger = self
-            .guard
+            .session
             .ledger()
             .with(|l| (l.live(), l.peak()))
             .unwrap_or_default();
@@ -352,11 +352,11 @@ impl<A: App> Inner<A> {
             fallback,
             hidden,
             frames: self.frames.count(),
-            faults: self.guard.faults().stats(),
+            faults: self.session.faults().stats(),
             live: ledger.0,
             peak: ledger.1,
             adapter: self.slot.adapter(),
-            level: self.guard.level(),
+            level: self.session.level(),
             frame_ms: self.frames.smoothed_ms(),
             frame_ms_total: self.frames.total_ms(),
             cold_start: self.timings.cold_start.get(),

@@ -59,10 +59,10 @@ impl DiagnosticsLevel {
     }
 }
 
-/// State shared by every device of one application, across recoveries. The fault
+/// A session: what every device of one application shares, across recoveries. The fault
 /// sink is given at construction and never replaced. Cheap to clone.
 #[derive(Clone, Debug)]
-pub struct Guard {
+pub struct Session {
     ledger: SharedLedger,
     level: Rc<Cell<DiagnosticsLevel>>,
     frame: Rc<Cell<u64>>,
@@ -72,10 +72,10 @@ pub struct Guard {
     injector: Rc<Injector>,
 }
 
-impl Guard {
+impl Session {
     /// A context whose faults go to `faults`; the fault sink's frame counter is the context's.
     pub fn new(faults: FaultSink, frame: Rc<Cell<u64>>) -> Self {
-        Guard {
+        Session {
             ledger: SharedLedger::new(),
             level: Rc::new(Cell::new(DiagnosticsLevel::Phases)),
             frame,
@@ -151,10 +151,10 @@ impl Guard {
     }
 }
 
-impl Default for Guard {
+impl Default for Session {
     /// A context with a fresh fault sink.
     fn default() -> Self {
         let frame = Rc::new(Cell::new(0));
-        Guard::new(FaultSink::new(frame.clone()), frame)
+        Session::new(FaultSink::new(frame.clone()), frame)
     }
 }
