@@ -245,9 +245,12 @@ impl Fault {
     }
 
     /// The label telemetry groups by: the object label the library knows
-    /// (recorded at the origin); else a label the message quotes (Dawn writes
-    /// `[Buffer "label"]`, wgpu `Buffer with 'label' label`); else the phase the fault was caught
-    /// in, which the library always knows for scoped faults.
+    /// (recorded at the origin); else the label of the object the message
+    /// says failed ([`label_in_message`]: Dawn's `[Buffer "label"]`, native
+    /// wgpu's `In Device::create_x, label = 'label'`; not wgpu's `Buffer with
+    /// 'label' label`, which names an argument as readily as the culprit);
+    /// else the phase the fault was caught in, which the library always knows
+    /// for scoped faults.
     pub fn label_for_grouping(&self) -> Option<String> {
         self.object_label().or_else(|| self.origin.phase.clone())
     }

@@ -208,6 +208,31 @@ impl FaultLog {
         line
     }
 
+    /// Records `fault` as [`Self::record`] does, and writes its own line
+    /// whatever the limiter says (after the cut-off line, if the limiter gave
+    /// that): the line of a runtime giving up (a fallback) is never held back
+    /// by the errors before it. Counted as written.
+    pub fn record_final(&mut self, fault: &Fault, clean: &Sanitized<'_>, now_ms: f64) -> Vec<Line> {
+        let text = fault.to_string();
+        let mut lines: Vec<Line> = self.record(fault, clean, now_ms).into_iter().collect();
+        if !lines.iter().any(|line| line.text == text) {
+            if lines.is_empty() {
+                // Counted as held back by `record`: it is written after all.
+                self.stats.suppressed = self.stats.suppressed.saturating_sub(1);
+            }
+            self.stats.logged += 1;
+            if self.recent.len() >= RECENT_LINES {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(text.clone());
+            lines.push(Line {
+                severity: Severity::Error,
+                text,
+            });
+        }
+        lines
+    }
+
     /// The time until which any fault would be held back both from the console
     /// (no line, no cut-off line) and from telemetry, when the log is in that state
     /// now. The uncaptured-error listener counts what arrives before it and hands
@@ -357,6 +382,29 @@ fn related_grouping(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_final_fault_is_written_even_when_the_limiter_holds_everything_back() {
+        let mut log = FaultLog::new(Box::new(MemorySink::default()));
+        let storm = Fault::new(FaultKind::Validation, "bad");
+        let mut written = 0;
+        for _ in 0..50 {
+            written += usize::from(
+                log.record(&storm, &Sanitized::new(&storm, None), 10.0)
+                    .is_some(),
+            );
+        }
+        assert!(written <= 6, "{written}");
+        let last = Fault::new(FaultKind::Exception, "giving up: the application crashed");
+        let lines = log.record_final(&last, &Sanitized::new(&last, None), 11.0);
+        assert_eq!(
+            lines.last().map(|l| l.text.as_str()),
+            Some(last.to_string().as_str())
+        );
+        assert_eq!(log.recent_lines().last(), Some(&last.to_string()));
+        assert_eq!(log.stats().logged, written as u64 + 1);
+    }
+
     use super::*;
     use crate::telemetry::MemorySink;
     use std::rc::Rc;

@@ -478,6 +478,26 @@ impl FaultSink {
         self.deliver();
     }
 
+    /// Reports `fault` and writes its line whatever the rate limit says: the
+    /// one line of a runtime giving up (its fallback), which the errors
+    /// before it must not hold back.
+    pub fn report_final(&self, fault: &Fault) {
+        self.drain_held();
+        let clean = self.sanitized(fault);
+        let lines = match self
+            .shared
+            .log
+            .with(|log| log.record_final(fault, &clean, now_ms()))
+        {
+            Some(lines) => lines,
+            None => return self.count_reentrant(),
+        };
+        for line in lines {
+            write(Some(line));
+        }
+        self.deliver();
+    }
+
     fn count_reentrant(&self) {
         self.shared
             .reentrant_failures

@@ -30,6 +30,12 @@ pub trait App: 'static {
     /// inside error scopes that span your `submit`: a GPU error the frame
     /// causes is reported with the frame's number, never returned here. An
     /// `Err` is reported once and the loop goes on.
+    ///
+    /// Frames stop as soon as the runtime sees a loss: at once for one it
+    /// injects or is asked for; for a real one when the platform says so (the
+    /// browser's `lost` promise, wgpu's lost callback at the loop's next
+    /// poll), so a frame may still run on a device already lost, where wgpu
+    /// does nothing useful (and natively reports errors, counted like any).
     fn frame(&self, gpu: &Gpu, resources: &mut Self::Resources, frame: &Frame)
         -> Result<(), Fault>;
 

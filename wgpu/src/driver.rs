@@ -581,7 +581,9 @@ impl<A: App, H: Host> Driver<A, H> {
             _ => format!("giving up: {}", self.host.fallback_message(fallback)),
         };
         match fallback.fault_kind() {
-            Some(kind) => self.report(Fault::new(kind, text)),
+            // Never held back by the rate limit: the errors before it must
+            // not hide why the runtime stopped.
+            Some(kind) => self.host.outlet().report_final(Fault::new(kind, text)),
             None => self.note(&text),
         }
         self.host.show_fallback(fallback);
@@ -770,7 +772,9 @@ impl<A: App, H: Host> Driver<A, H> {
         let every = u64::from(self.options.frame_scope_every.max(1));
         let scoped = live.frames.get() % every == 0;
         let depth = gpu.scopes().depth();
-        let scope = scoped.then(|| gpu.scopes().open(&gpu.device, &format!("frame {number}")));
+        // Named "frame" (its number goes in the fault's origin): telemetry
+        // groups a frame's errors by their object, not by frame.
+        let scope = scoped.then(|| gpu.scopes().open(&gpu.device, "frame"));
         let frame = Frame {
             view: acquired
                 .texture()
@@ -1105,7 +1109,12 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
                 FaultKind::OutOfMemory | FaultKind::Internal | FaultKind::DeviceLost
             );
             let message = fault.to_string();
-            driver.report(fault.in_phase("build"));
+            // The phase that caught it is kept; "build" names the rest.
+            let fault = match fault.origin.phase {
+                Some(_) => fault,
+                None => fault.in_phase("build"),
+            };
+            driver.report(fault);
             drop((watch, listener));
             let failure = if may_pass {
                 InitFailure::ResourcesMayPass(message)

@@ -21,6 +21,9 @@ use crate::scopes::{ClosedSet, Phase, ScopeStack};
 pub(crate) trait Outlet {
     /// Reports `fault` once through the rate-limited fault log.
     fn report(&self, fault: Fault);
+    /// Reports `fault`, its line written whatever the rate limit says (a
+    /// fallback's).
+    fn report_final(&self, fault: Fault);
     /// Writes an informational line.
     fn note(&self, text: &str);
     /// Runs `future` to completion on the platform's executor.

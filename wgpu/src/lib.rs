@@ -53,10 +53,38 @@
 //! # }
 //! ```
 //!
-//! On the desktop the same `App` runs in a winit window
-//! (`Runtime::windowed(app, options).run(WindowOptions::new("hello", 480, 360))`)
-//! or headless (`Runtime::headless`, drawing offscreen; `run_until` turns
-//! the loop, `capture` reads the picture back).
+//! On the desktop the same `App` runs in a winit window, or headless (drawing
+//! offscreen: `run_until` turns the loop, `capture` reads the picture back):
+//!
+//! ```no_run
+//! # #[cfg(not(target_arch = "wasm32"))]
+//! # mod desktop {
+//! # use webgpu_guard_wgpu::{App, Fault, Frame, Gpu};
+//! # struct Clear;
+//! # impl App for Clear {
+//! #     type Resources = ();
+//! #     async fn build(&self, _gpu: &Gpu) -> Result<(), Fault> { Ok(()) }
+//! #     fn frame(&self, _: &Gpu, _: &mut (), _: &Frame) -> Result<(), Fault> { Ok(()) }
+//! # }
+//! use webgpu_guard_wgpu::{Runtime, RuntimeOptions, WindowOptions};
+//!
+//! fn main() {
+//!     let runtime = Runtime::windowed(Clear, RuntimeOptions::default());
+//!     // F8 injects a loss, F9 forces a recovery, F10 writes the status.
+//!     if let Err(fault) = runtime.run(WindowOptions::new("clear", 480, 360)) {
+//!         eprintln!("{fault}");
+//!     }
+//! }
+//!
+//! fn headless() {
+//!     let runtime = Runtime::headless(Clear, 64, 64, RuntimeOptions::default());
+//!     runtime.start();
+//!     runtime.run_until(|r| r.status().frames > 2, std::time::Duration::from_secs(10));
+//!     let picture = runtime.capture(); // RGBA, read back
+//! #   let _ = picture;
+//! }
+//! # }
+//! ```
 //!
 //! The parts: [`App`] and [`Frame`] (what you write), [`Gpu`] (what `build`
 //! and `frame` draw with: wgpu's device and queue, phases, labelled and counted
@@ -65,7 +93,11 @@
 //! decisions (when to rebuild, when to give up) are `webgpu-guard-core`'s
 //! supervisor's, the same as webgpu-guard's.
 
-pub use webgpu_guard_core::fault::{Fault, FaultKind};
+pub use webgpu_guard_core::backoff::Backoff;
+pub use webgpu_guard_core::fault::{CallSite, Fault, FaultKind, FaultRecord, Origin};
+pub use webgpu_guard_core::fault_log::{FaultStats, Severity};
+pub use webgpu_guard_core::ledger::{LedgerReport, Tally};
+pub use webgpu_guard_core::sanitize::Sanitizer;
 pub use webgpu_guard_core::supervisor::{
     DeviceState, Fallback, LossReason, LossRecord, RecoveryAnswer, SupervisorOptions,
 };

@@ -7,7 +7,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use webgpu_guard_core::snapshot_state::{Snapshot, SnapshotState};
+use webgpu_guard_core::snapshot_state::SnapshotState;
+
+/// A copy read back: its bytes and the frame it was taken at.
+pub use webgpu_guard_core::snapshot_state::Snapshot;
 
 use crate::app::Frame;
 use crate::gpu::Gpu;

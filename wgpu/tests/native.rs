@@ -736,6 +736,10 @@ struct Edgy {
     building: Rc<Cell<bool>>,
     hold_a_raw_scope: bool,
     error_at_frame: Option<u64>,
+    /// A storm of this many errors at frame 3, then a panic at frame 4.
+    storm_then_panic: u32,
+    /// `build` fails in a phase of its own.
+    fail_in_phase: bool,
     drops: Rc<Cell<u32>>,
     app_drops: Rc<Cell<u32>>,
 }
@@ -749,6 +753,8 @@ impl Edgy {
             building: Rc::default(),
             hold_a_raw_scope: false,
             error_at_frame: None,
+            storm_then_panic: 0,
+            fail_in_phase: false,
             drops: Rc::default(),
             app_drops: Rc::default(),
         }
@@ -769,16 +775,27 @@ struct EdgyResources {
 impl App for Edgy {
     type Resources = EdgyResources;
 
-    fn build(&self, _: &Gpu) -> impl std::future::Future<Output = Result<EdgyResources, Fault>> {
+    fn build(&self, gpu: &Gpu) -> impl std::future::Future<Output = Result<EdgyResources, Fault>> {
         if self.panic_before_the_future {
             panic!("build broke before its future");
         }
+        let fail_in_phase = self.fail_in_phase;
         let released = self.released.clone();
         let wait_then_panic = self.wait_then_panic;
         let building = self.building.clone();
         let drops = self.drops.clone();
         async move {
             building.set(true);
+            if fail_in_phase {
+                let phase = gpu.phase("bindings");
+                let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("bad-bindings"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                phase.end().await?;
+            }
             if wait_then_panic {
                 std::future::poll_fn(|cx| {
                     if released.get() {
@@ -801,6 +818,19 @@ impl App for Edgy {
     fn frame(&self, gpu: &Gpu, r: &mut EdgyResources, frame: &Frame) -> Result<(), Fault> {
         if self.hold_a_raw_scope && r.raw_scope.is_none() {
             r.raw_scope = Some(gpu.device.push_error_scope(wgpu::ErrorFilter::Validation));
+        }
+        if self.storm_then_panic > 0 && frame.number == 3 {
+            for _ in 0..self.storm_then_panic {
+                let _ = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("storm"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+            }
+        }
+        if self.storm_then_panic > 0 && frame.number == 4 {
+            panic!("the frame after the storm broke");
         }
         if Some(frame.number) == self.error_at_frame {
             // Outside any scope of the runtime's (frames are scoped one in 32).
@@ -953,4 +983,115 @@ fn flush_sends_what_waits_without_waiting_for_the_interval() {
     let started = std::time::Instant::now();
     assert!(!sink.flush(Duration::from_secs(30)));
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn the_crash_line_is_written_even_right_after_a_storm() {
+    let mut edgy = Edgy::new();
+    edgy.storm_then_panic = 500;
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the crashed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("more than 5 errors in a second"), "{lines}");
+    assert!(lines.contains("giving up: The application crashed (the frame panicked: the frame after the storm broke"), "{lines}");
+}
+
+#[test]
+fn a_sampled_frame_s_error_names_its_object_and_frame_and_groups_by_the_object() {
+    let mut edgy = Edgy::new();
+    edgy.error_at_frame = Some(5);
+    let options = RuntimeOptions {
+        frame_scope_every: 1,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, options);
+    runtime.start();
+    until(&runtime, "the error", |r| r.status().validation >= 1);
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(
+        lines.contains("validation error in phase \"frame\" on \"late-mistake\" at frame 5"),
+        "{lines}"
+    );
+    let groups = runtime.faults().groups();
+    assert!(
+        groups.iter().any(|g| g.label == "late-mistake"),
+        "{groups:?}"
+    );
+}
+
+#[test]
+fn a_build_that_fails_in_its_own_phase_is_reported_with_that_phase() {
+    let mut edgy = Edgy::new();
+    edgy.fail_in_phase = true;
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the fallback", |r| r.status().fallback.is_some());
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(
+        lines.contains("validation error in phase \"bindings\" on \"bad-bindings\""),
+        "{lines}"
+    );
+}
+
+/// Clears the frame and reads a buffer back every frame.
+struct Snapshotting {
+    snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot,
+}
+
+impl App for Snapshotting {
+    type Resources = wgpu::Buffer;
+
+    async fn build(&self, gpu: &Gpu) -> Result<wgpu::Buffer, Fault> {
+        Ok(gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("state"),
+            size: 256,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        }))
+    }
+
+    fn frame(&self, gpu: &Gpu, state: &mut wgpu::Buffer, frame: &Frame) -> Result<(), Fault> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("clear"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &frame.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::RED),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            ..Default::default()
+        });
+        gpu.queue.submit([encoder.finish()]);
+        self.snapshot.capture(gpu, state, frame);
+        Ok(())
+    }
+}
+
+#[test]
+fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
+    let app = Snapshotting {
+        snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot::new("snap", 1),
+    };
+    let runtime = Runtime::headless(app, SIDE, SIDE, losses_allowed());
+    runtime.set_frame_interval(Duration::ZERO);
+    runtime.start();
+    for n in 1..=10u64 {
+        until(&runtime, "frames", running_on(&runtime, n));
+        assert!(runtime.inject_loss());
+    }
+    until(&runtime, "frames", running_on(&runtime, 11));
+    let status = runtime.status();
+    assert_eq!(
+        status.validation,
+        0,
+        "{:#?}",
+        runtime.faults().recent_lines()
+    );
 }

@@ -139,9 +139,10 @@ pub trait TelemetrySink {
 }
 
 /// A sink that keeps events in memory (for tests and for a page's own panel).
-#[derive(Debug, Default)]
+/// Clones share the events: keep one, hand the other to the fault sink.
+#[derive(Clone, Debug, Default)]
 pub struct MemorySink {
-    events: std::cell::RefCell<Vec<TelemetryEvent>>,
+    events: std::rc::Rc<std::cell::RefCell<Vec<TelemetryEvent>>>,
 }
 
 impl MemorySink {

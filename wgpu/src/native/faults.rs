@@ -220,6 +220,24 @@ impl FaultSink {
         self.after(line);
     }
 
+    /// Reports `fault` and writes its line whatever the rate limit says: the
+    /// one line of a runtime giving up (its fallback), which the errors
+    /// before it must not hold back.
+    pub fn report_final(&self, fault: &Fault) {
+        let clean = self.sanitized(fault);
+        let now = self.now_ms();
+        let lines = self
+            .shared
+            .log
+            .try_borrow_mut()
+            .map(|mut log| log.record_final(fault, &Sanitized::new(&clean, None), now))
+            .unwrap_or_default();
+        for line in lines {
+            self.write(line);
+        }
+        self.deliver();
+    }
+
     /// `fault` as telemetry may see it: through the sanitiser (a panicking
     /// one gives a placeholder, never the raw text).
     fn sanitized(&self, fault: &Fault) -> Fault {

@@ -30,6 +30,10 @@ impl Outlet for NativeOutlet {
         self.faults.report(&fault);
     }
 
+    fn report_final(&self, fault: Fault) {
+        self.faults.report_final(&fault);
+    }
+
     fn note(&self, text: &str) {
         self.faults.note(text);
     }
@@ -255,7 +259,15 @@ impl Host for NativeHost {
         let on_lost = RefCell::new(Some(on_lost));
         let poller = self.scheduler.add_poller(Rc::new(move || {
             let _ = polled.poll(wgpu::PollType::Poll);
-            let Some((reason, message)) = answer.lock().ok().and_then(|mut a| a.take()) else {
+            let answered = answer.lock().ok().and_then(|mut a| a.take());
+            // An injected loss is seen at once: wgpu calls back only once the
+            // destroyed device's queue has emptied, and frames drawn on it
+            // meanwhile would only fail.
+            let Some((reason, message)) = answered.or_else(|| {
+                injected
+                    .get()
+                    .then(|| (wgpu::DeviceLostReason::Destroyed, String::new()))
+            }) else {
                 return;
             };
             let Some(on_lost) = on_lost.borrow_mut().take() else {

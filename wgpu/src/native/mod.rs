@@ -120,7 +120,8 @@ impl<A: App> Runtime<A> {
     }
 
     /// A runtime for `app` with no window: frames are drawn into an offscreen
-    /// texture of `width` x `height` ([`Runtime::capture`] reads it back), and
+    /// texture of `width` x `height`, `Rgba8UnormSrgb` (what `Gpu::format`
+    /// and `Frame::format` say; [`Runtime::capture`] reads it back), and
     /// the loop turns when [`Runtime::run_until`] runs it. For tests, servers
     /// and tools. Nothing happens until [`Runtime::start`].
     pub fn headless(app: A, width: u32, height: u32, options: RuntimeOptions) -> Self {
@@ -179,6 +180,8 @@ impl<A: App> Runtime<A> {
         if marked {
             self.faults()
                 .note("inject_loss(): the device is destroyed, as a lost one");
+            // Seen now, not at the next turn: no frame is drawn on it.
+            host.scheduler.poll_now();
         }
         marked
     }

@@ -194,8 +194,8 @@ impl Scheduler {
         !self.tasks.borrow().is_empty()
     }
 
-    /// One turn: the pollers, the woken tasks, the timers that are due.
-    pub(crate) fn turn(&self) {
+    /// Runs every poller now.
+    pub(crate) fn poll_now(&self) {
         let pollers: Vec<Rc<dyn Fn()>> = self
             .pollers
             .borrow()
@@ -205,6 +205,11 @@ impl Scheduler {
         for poll in pollers {
             poll();
         }
+    }
+
+    /// One turn: the pollers, the woken tasks, the timers that are due.
+    pub(crate) fn turn(&self) {
+        self.poll_now();
         self.run_woken();
         let now = Instant::now();
         loop {

@@ -32,6 +32,10 @@ impl Outlet for WebOutlet {
         self.faults.report_ref(&fault);
     }
 
+    fn report_final(&self, fault: Fault) {
+        self.faults.report_final(&fault);
+    }
+
     fn note(&self, text: &str) {
         self.faults.note(text);
     }
