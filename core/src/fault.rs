@@ -335,7 +335,7 @@ impl fmt::Display for Fault {
             None => {}
             Some([]) => write!(
                 f,
-                "\n  the engine's message does not say which call failed: the per-call level names it"
+                "\n  the engine's message does not say which call failed: a phase per call (or webgpu-guard's per-call level) names it"
             )?,
             Some(suspects) => {
                 write!(
@@ -345,7 +345,7 @@ impl fmt::Display for Fault {
                 for (label, site) in suspects {
                     write!(f, " \"{label}\" ({site}),")?;
                 }
-                write!(f, " the per-call level names it")?;
+                write!(f, " a phase per call (or webgpu-guard's per-call level) names it")?;
             }
         }
         for other in &self.related {
