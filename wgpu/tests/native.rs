@@ -1095,3 +1095,30 @@ fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
         runtime.faults().recent_lines()
     );
 }
+
+#[test]
+fn the_fault_sink_s_flush_sends_what_telemetry_holds_before_the_program_ends() {
+    use webgpu_guard_wgpu::native::HttpSink;
+    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
+    let (url, bodies) = collector(200);
+    let config = ExportConfig {
+        interval_ms: 60_000,
+        ..ExportConfig::default()
+    };
+    let sink = HttpSink::with_config(&url, "at-exit", config, Vec::new()).expect("a sink");
+    let runtime = Runtime::headless(Edgy::new(), SIDE, SIDE, RuntimeOptions::default());
+    let faults = runtime.faults();
+    faults.set_sink(Box::new(sink.clone()));
+    faults.report(&Fault::new(FaultKind::Validation, "first").on_object("first"));
+    let first = bodies
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the first request");
+    assert!(first.contains("first"), "{first}");
+    // The next request may go a minute later: this one waits.
+    faults.report(&Fault::new(FaultKind::Validation, "last").on_object("the-last-words"));
+    assert!(faults.flush(Duration::from_secs(30)), "{:?}", sink.stats());
+    let last = bodies
+        .recv_timeout(Duration::from_secs(1))
+        .expect("the flushed request");
+    assert!(last.contains("the-last-words"), "{last}");
+}

@@ -136,6 +136,14 @@ pub trait TelemetrySink {
     fn retire(&self) -> u64 {
         0
     }
+
+    /// The program is about to end: sends what waits now, waiting at most
+    /// `timeout_ms` for it to go; whether nothing waits any more. The default
+    /// holds nothing.
+    fn flush(&self, timeout_ms: u32) -> bool {
+        let _ = timeout_ms;
+        true
+    }
 }
 
 /// A sink that keeps events in memory (for tests and for a page's own panel).

@@ -331,6 +331,16 @@ impl FaultSink {
         self.deliver();
     }
 
+    /// The program is about to end: the telemetry sink sends what waits,
+    /// within `timeout` ([`TelemetrySink::flush`]); whether nothing waits any
+    /// more. A windowed runtime does it when its window closes.
+    pub fn flush(&self, timeout: std::time::Duration) -> bool {
+        self.drain();
+        let sink = self.shared.telemetry.borrow().clone();
+        let millis = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+        sink.is_none_or(|sink| catching(|| sink.flush(millis)).unwrap_or(false))
+    }
+
     /// Sets the sanitising step applied to what telemetry receives.
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
         *self.shared.sanitizer.borrow_mut() = sanitizer.map(Rc::new);

@@ -230,6 +230,10 @@ impl TelemetrySink for HttpSink {
             .set("webgpu.adapter", adapter);
     }
 
+    fn flush(&self, timeout_ms: u32) -> bool {
+        HttpSink::flush(self, Duration::from_millis(u64::from(timeout_ms)))
+    }
+
     /// Nothing is lost by the replacement: the sender sends what waits (at
     /// once, when no clone is left) and counts what it cannot as dropped.
     fn retire(&self) -> u64 {

@@ -61,6 +61,9 @@ const POLL_WHILE_WAITING: Duration = Duration::from_millis(2);
 /// (a loss is found by polling).
 const POLL_WHILE_RUNNING: Duration = Duration::from_millis(100);
 
+/// How long the end of `run` waits for telemetry to go.
+const TELEMETRY_AT_EXIT: Duration = Duration::from_secs(2);
+
 struct Handler<A: App> {
     runtime: Runtime<A>,
     options: WindowOptions,
@@ -89,9 +92,13 @@ impl<A: App> Runtime<A> {
             options: window,
             window: None,
         };
-        event_loop
+        let ran = event_loop
             .run_app(&mut handler)
-            .map_err(|e| Fault::new(FaultKind::Exception, format!("the event loop failed: {e}")))
+            .map_err(|e| Fault::new(FaultKind::Exception, format!("the event loop failed: {e}")));
+        // What telemetry holds (the crash that closed it, say) goes before
+        // the program ends.
+        self.faults().flush(TELEMETRY_AT_EXIT);
+        ran
     }
 }
 
