@@ -93,25 +93,40 @@ fn shows_the_triangle(picture: &[u8]) -> bool {
 
 #[test]
 fn the_triangle_s_window_is_identical_after_a_loss_forced_by_its_key() {
-    survives_a_loss_in_its_window("webgpu-guard-wgpu-triangle", &[], shows_the_triangle);
+    survives_a_loss_in_its_window(
+        "webgpu-guard-wgpu-triangle",
+        &[],
+        "device generation 1 running",
+        shows_the_triangle,
+    );
 }
 
 #[test]
 fn the_life_board_s_window_is_identical_after_a_loss_forced_by_its_key() {
     // `--still`: the board stops after 60 steps; the picture is taken once
-    // it has not changed for a second (its snapshot, every 10 frames, is of
-    // the stopped board by then).
-    survives_a_loss_in_its_window("webgpu-guard-wgpu-life", &["--still"], |picture| {
-        picture
-            .chunks_exact(4)
-            .any(|p| p[0] > 100 || p[1] > 100 || p[2] > 100)
-    });
+    // a snapshot holds the stopped board (the example says so).
+    survives_a_loss_in_its_window(
+        "webgpu-guard-wgpu-life",
+        &["--still"],
+        "life: the stopped board is in a snapshot",
+        |picture| {
+            picture
+                .chunks_exact(4)
+                .any(|p| p[0] > 100 || p[1] > 100 || p[2] > 100)
+        },
+    );
 }
 
 /// Runs `package` with `args` in a window on a display of its own, waits for
-/// a picture for which `ready` holds and which stays the same for a second,
-/// presses F8, and waits for the new device to draw that picture again.
-fn survives_a_loss_in_its_window(package: &str, args: &[&str], ready: fn(&[u8]) -> bool) {
+/// it to say `settled` and for a picture for which `ready` holds and which
+/// stays the same for a second, presses F8, and waits for the new device to
+/// draw that picture again.
+fn survives_a_loss_in_its_window(
+    package: &str,
+    args: &[&str],
+    settled: &str,
+    ready: fn(&[u8]) -> bool,
+) {
     let binary = example_binary(package);
     let display = free_display();
     let _xvfb = Killed(
@@ -149,6 +164,7 @@ fn survives_a_loss_in_its_window(package: &str, args: &[&str], ready: fn(&[u8]) 
     let root = x.setup().roots[screen].root;
 
     wait_for("device 1", 60, || said("device generation 1 running"));
+    wait_for(settled, 120, || said(settled));
     let shown = Instant::now();
     while !ready(&screenshot(&x, root)) {
         if shown.elapsed() > Duration::from_secs(60) {

@@ -70,6 +70,9 @@ struct Life {
     /// The step count of recent captures, by frame: a restored board takes
     /// the count it was captured at.
     captured_steps: RefCell<VecDeque<(u64, u64)>>,
+    /// Whether the stopped board's snapshot was announced (on the desktop,
+    /// where no `lifeStatus()` can be asked).
+    announced: Cell<bool>,
 }
 
 /// Every GPU object.
@@ -269,6 +272,12 @@ impl App for Life {
                 captured.pop_front();
             }
         }
+        let paused = self.paused_at_frame.get();
+        let kept = self.snapshot.latest().map(|s| s.frame);
+        if matches!((paused, kept), (Some(p), Some(k)) if k >= p) && !self.announced.replace(true) {
+            #[cfg(not(target_arch = "wasm32"))]
+            eprintln!("life: the stopped board is in a snapshot");
+        }
         Ok(())
     }
 }
@@ -310,6 +319,7 @@ impl Life {
             paused_at_frame: Cell::new(None),
             snapshot: GpuSnapshot::new("life-snapshot", 10),
             captured_steps: RefCell::default(),
+            announced: Cell::new(false),
         }
     }
 }
