@@ -208,31 +208,11 @@ impl HttpSink {
 
 impl TelemetrySink for HttpSink {
     fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
-        self.add(|outbox, now| {
-            outbox.add(
-                e.kind,
-                &e.label,
-                e.phase.as_deref(),
-                &e.message,
-                e.frame,
-                1,
-                now,
-            )
-        })
+        self.add(|outbox, now| outbox.add_event(e, now))
     }
 
     fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        self.add(|outbox, now| {
-            outbox.add(
-                held.kind,
-                held.label,
-                held.phase,
-                held.message,
-                held.frame,
-                held.count,
-                now,
-            )
-        })
+        self.add(|outbox, now| outbox.add_held_back(held, now))
     }
 
     fn adapter(&self, adapter: &str) {

@@ -415,6 +415,25 @@ fn a_resize_reaches_the_application_and_the_offscreen_target() {
     );
 }
 
+/// Clears `frame` to `colour` and submits.
+fn clear(gpu: &Gpu, frame: &Frame, colour: wgpu::Color) {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("clear"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &frame.view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(colour),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        ..Default::default()
+    });
+    gpu.queue.submit([encoder.finish()]);
+}
+
 /// An application whose `build` runs `work` and keeps what it returns.
 struct Probe<W> {
     work: W,
@@ -434,21 +453,7 @@ where
     }
 
     fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("clear"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &frame.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLUE),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            ..Default::default()
-        });
-        gpu.queue.submit([encoder.finish()]);
+        clear(gpu, frame, wgpu::Color::BLUE);
         Ok(())
     }
 }
@@ -841,21 +846,7 @@ impl App for Edgy {
                 mapped_at_creation: false,
             });
         }
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("clear"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &frame.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::GREEN),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            ..Default::default()
-        });
-        gpu.queue.submit([encoder.finish()]);
+        clear(gpu, frame, wgpu::Color::GREEN);
         Ok(())
     }
 }
@@ -973,7 +964,7 @@ fn flush_sends_what_waits_without_waiting_for_the_interval() {
     sink.send(&event("second")).unwrap();
     assert!(sink.flush(Duration::from_secs(30)), "{:?}", sink.stats());
     let second = bodies
-        .recv_timeout(Duration::from_secs(1))
+        .recv_timeout(Duration::from_secs(30))
         .expect("the flushed request");
     assert!(second.contains("second"), "{second}");
     // A collector that is gone: the flush ends at its first failure.
@@ -1054,21 +1045,7 @@ impl App for Snapshotting {
     }
 
     fn frame(&self, gpu: &Gpu, state: &mut wgpu::Buffer, frame: &Frame) -> Result<(), Fault> {
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("clear"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &frame.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::RED),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            ..Default::default()
-        });
-        gpu.queue.submit([encoder.finish()]);
+        clear(gpu, frame, wgpu::Color::RED);
         self.snapshot.capture(gpu, state, frame);
         Ok(())
     }
@@ -1118,7 +1095,7 @@ fn the_fault_sink_s_flush_sends_what_telemetry_holds_before_the_program_ends() {
     faults.report(&Fault::new(FaultKind::Validation, "last").on_object("the-last-words"));
     assert!(faults.flush(Duration::from_secs(30)), "{:?}", sink.stats());
     let last = bodies
-        .recv_timeout(Duration::from_secs(1))
+        .recv_timeout(Duration::from_secs(30))
         .expect("the flushed request");
     assert!(last.contains("the-last-words"), "{last}");
 }

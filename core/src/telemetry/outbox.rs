@@ -240,6 +240,33 @@ impl Outbox {
         self.drop_past_the_bound();
     }
 
+    /// Adds one event a sink received ([`Self::add`] with its fields).
+    pub fn add_event(&mut self, event: &super::TelemetryEvent, now_ms: f64) {
+        self.add(
+            event.kind,
+            &event.label,
+            event.phase.as_deref(),
+            &event.message,
+            event.frame,
+            1,
+            now_ms,
+        );
+    }
+
+    /// Adds the errors a sink was told were held back ([`Self::add`] with
+    /// their fields and count).
+    pub fn add_held_back(&mut self, held: &super::HeldBack<'_>, now_ms: f64) {
+        self.add(
+            held.kind,
+            held.label,
+            held.phase,
+            held.message,
+            held.frame,
+            held.count,
+            now_ms,
+        );
+    }
+
     fn drop_past_the_bound(&mut self) {
         while self.pending.len() > self.config.max_records.max(1) {
             if let Some(oldest) = self.pending.pop_front() {

@@ -194,32 +194,12 @@ fn close(shared: &Shared) {
 
 impl TelemetrySink for HttpSink {
     fn send(&self, e: &TelemetryEvent) -> Result<(), String> {
-        self.add(|outbox, now| {
-            outbox.add(
-                e.kind,
-                &e.label,
-                e.phase.as_deref(),
-                &e.message,
-                e.frame,
-                1,
-                now,
-            )
-        });
+        self.add(|outbox, now| outbox.add_event(e, now));
         Ok(())
     }
 
     fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        self.add(|outbox, now| {
-            outbox.add(
-                held.kind,
-                held.label,
-                held.phase,
-                held.message,
-                held.frame,
-                held.count,
-                now,
-            )
-        });
+        self.add(|outbox, now| outbox.add_held_back(held, now));
         Ok(())
     }
 
