@@ -166,6 +166,34 @@ impl Session {
         .await
     }
 
+    /// Waits until `#canvas` has `expected` as `[clientWidth, clientHeight,
+    /// width, height, devicePixelRatio]` (30 s at most); returns it.
+    async fn wait_geometry(&self, expected: Value) -> WebDriverResult<Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let geometry = self
+                .eval(
+                    "const c = document.getElementById('canvas'); \
+                     return [c.clientWidth, c.clientHeight, c.width, c.height, devicePixelRatio];",
+                )
+                .await?;
+            if geometry == expected {
+                return Ok(geometry);
+            }
+            assert!(Instant::now() < deadline, "the canvas stayed at {geometry}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until `count` more frames than now were drawn (90 s at most).
+    async fn wait_frames(&self, count: u64) -> WebDriverResult<Value> {
+        let frames = self.status().await?["frames"].as_u64().unwrap_or(0);
+        self.wait_for(&format!("{count} more frames"), 90, |s| {
+            s["frames"].as_u64().unwrap_or(0) >= frames + count
+        })
+        .await
+    }
+
     /// After a recovery: running at `generation` or later with new frames. A
     /// frozen picture is never accepted: where the engine stops delivering
     /// animation frames after the recovery (seen on Firefox 153 headless), the
@@ -791,10 +819,9 @@ async fn the_readme_s_app_is_sharp_at_ratio_2_and_never_grows(browser: Browser) 
         )
         .await
     };
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let first = geometry().await?;
-    assert_eq!(first, json!([480, 360, 960, 720, 2]), "{first}");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let first = s.wait_geometry(json!([480, 360, 960, 720, 2])).await?;
+    // Thirty frames later, it has not grown.
+    s.wait_frames(30).await?;
     assert_eq!(geometry().await?, first);
     let status = s.status().await?;
     assert_eq!(status["generation"], 1, "{status}");
@@ -819,14 +846,7 @@ async fn the_readme_s_app_is_sharp_under_devtools_device_emulation_at_scale_2() 
         .await?;
     s.driver.goto(s.server.url("hello/index.html")).await?;
     s.wait_running(1).await?;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let geometry = s
-        .eval(
-            "const c = document.getElementById('canvas'); \
-             return [c.clientWidth, c.clientHeight, c.width, c.height, devicePixelRatio];",
-        )
-        .await?;
-    assert_eq!(geometry, json!([480, 360, 960, 720, 2]), "{geometry}");
+    s.wait_geometry(json!([480, 360, 960, 720, 2])).await?;
     s.assert_no_page_errors().await?;
     s.quit().await?;
     Ok(())
@@ -2154,14 +2174,9 @@ async fn telemetry_rides_out_a_collector_that_refuses_fails_or_is_slow(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The request waits for its answer: frames go on, errors are still taken.
-    let frames = num(&s.status().await?, "frames");
     s.eval(fault).await?;
-    tokio::time::sleep(Duration::from_millis(2_000)).await;
-    let st = s.status().await?;
-    assert!(
-        num(&st, "frames") >= frames + 10,
-        "frames stopped while a request waited: {st}"
-    );
+    // Frames that stopped while the request waited would end the test here.
+    s.wait_frames(3).await?;
     assert!(
         num(&s.telemetry().await?, "inFlight") > 0,
         "the slow request is in flight"
@@ -2266,7 +2281,8 @@ impl Session {
     /// Pauses the flock and waits until its snapshot is the paused state.
     async fn pause_the_flock(&self) -> WebDriverResult<Value> {
         self.eval("window.flockPause(true); return true").await?;
-        let deadline = Instant::now() + Duration::from_secs(20);
+        // A frame or two on a machine so loaded that a frame takes seconds.
+        let deadline = Instant::now() + Duration::from_secs(90);
         loop {
             let f = self.flock().await?;
             if f["snapshotOwed"] == false && f["reading"] == false && num(&f, "snapshots") > 0 {
@@ -2304,8 +2320,8 @@ async fn gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot(
     s.eval("window.flockPause(true); return true").await?;
     let start = s.element_image("canvas").await?;
     s.eval("window.flockPause(false); return true").await?;
-    // Two seconds of steps, and a few snapshots on the way.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Some steps, and a snapshot on the way.
+    s.wait_frames(10).await?;
     let f = s.pause_the_flock().await?;
     let before = s.status().await?;
     let paused = s.element_image("canvas").await?;
@@ -2337,8 +2353,6 @@ async fn gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot(
         s.crash_gpu_process().await?;
     }
     s.wait_running(generation + 1).await?;
-    // The first frames on the new device: let them land.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let image = s.element_image("canvas").await?;
     assert_eq!(
         paused.differing_pixels_saved(&image, &format!("flock-crash-{}", browser.name())),
@@ -2347,7 +2361,8 @@ async fn gpu_state_survives_matar_and_a_gpu_process_crash_through_a_snapshot(
     );
     // Going on again, it moves.
     s.eval("window.flockPause(false); return true").await?;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    s.wait_frames(2).await?;
+    s.pause_the_flock().await?;
     let later = s.element_image("canvas").await?;
     assert!(
         paused.differing_pixels(&later) > 0,

@@ -120,6 +120,10 @@ pub struct Resources {
     show_group: Tracked<web_sys::GpuBindGroup>,
     trails_view: web_sys::GpuTextureView,
     trails: Tracked<web_sys::GpuTexture>,
+    /// Whether the canvas shows the paused flock at its current size: a
+    /// paused picture is drawn once per device and per size, and the frames
+    /// between leave the canvas as it is.
+    paused_shown: Cell<bool>,
 }
 
 /// The flock at frame 0: a sunflower spiral, each particle moving along it.
@@ -257,10 +261,16 @@ impl App for Flock {
             show_group,
             trails_view,
             trails,
+            paused_shown: Cell::new(false),
         })
     }
 
     fn frame(&self, gpu: &GpuContext, r: &Resources, info: &FrameInfo) -> Result<(), Fault> {
+        let paused = self.paused.get();
+        let owed = self.owe_snapshot.get() || self.owe_trails.get();
+        if paused && !owed && r.paused_shown.get() {
+            return Ok(());
+        }
         let view = gpu.surface.get_current_texture()?.create_view()?;
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             GpuLoadOp::Clear,
@@ -269,7 +279,7 @@ impl App for Flock {
         );
         color.set_clear_value(&[0.02.into(), 0.02.into(), 0.05.into(), 1.0.into()]);
         let encoder = gpu.device.create_command_encoder("frame")?;
-        if !self.paused.get() {
+        if !paused {
             let pass = encoder.begin_compute_pass()?;
             pass.set_pipeline(&r.step)?;
             pass.set_bind_group(0, Some(&r.step_group))?;
@@ -297,8 +307,9 @@ impl App for Flock {
         pass.draw(6, COUNT, 0, 0)?;
         pass.end()?;
         gpu.device.submit(&[encoder.finish()?])?;
+        r.paused_shown.set(paused);
         let size = u64::from(COUNT) * PARTICLE_BYTES;
-        if self.paused.get() {
+        if paused {
             // Once, after the last step: the snapshots are the paused flock
             // and its trails.
             if self.owe_snapshot.get()
@@ -325,6 +336,11 @@ impl App for Flock {
                 .capture_texture(gpu, info.number, &r.trails, trail_rows())
                 .map(|_| ())
         }
+    }
+
+    fn resize(&self, _: &GpuContext, r: &mut Resources) -> Result<(), Fault> {
+        r.paused_shown.set(false);
+        Ok(())
     }
 }
 

@@ -5,7 +5,8 @@
 //! `GpuSnapshot`s read the buffer and the texture back every 30 frames and
 //! `build` starts the new device from the last ones: after `matarGPU()` or a GPU-process crash the
 //! flock goes on from where it was (at most 30 frames back; paused, exactly).
-//! `flockPause(true)` pauses it (and snapshots it once); `flockStatus()` says
+//! `flockPause(true)` pauses it (and snapshots it once; paused, it is drawn once
+//! per device and per size, and the canvas keeps that picture); `flockStatus()` says
 //! what was snapshotted. Built by trunk from `www/flock.html`.
 
 #[cfg(target_arch = "wasm32")]

@@ -7,6 +7,8 @@ use web_sys::{
     GpuRenderPassDescriptor, GpuRenderPipelineDescriptor, GpuStoreOp, GpuVertexState,
 };
 
+use std::cell::Cell;
+
 use webgpu_guard::prelude::*;
 use webgpu_guard::web::Binding;
 
@@ -59,6 +61,10 @@ pub struct Resources {
     _field: Tracked<web_sys::GpuBuffer>,
     group: Tracked<web_sys::GpuBindGroup>,
     draw: Tracked<web_sys::GpuRenderPipeline>,
+    /// Whether the canvas shows the field at its current size: the picture
+    /// never changes, so it is drawn once per device and per size, and the
+    /// frames between leave the canvas as it is.
+    drawn: Cell<bool>,
 }
 
 impl App for Particles {
@@ -146,10 +152,14 @@ impl App for Particles {
             _field: field,
             group: render_group,
             draw,
+            drawn: Cell::new(false),
         })
     }
 
     fn frame(&self, gpu: &GpuContext, r: &Resources, _: &FrameInfo) -> Result<(), Fault> {
+        if r.drawn.replace(true) {
+            return Ok(());
+        }
         let view = gpu.surface.get_current_texture()?.create_view()?;
         let color = GpuRenderPassColorAttachment::new_with_gpu_texture_view(
             GpuLoadOp::Clear,
@@ -164,6 +174,11 @@ impl App for Particles {
         pass.draw(6, self.count, 0, 0)?;
         pass.end()?;
         gpu.device.submit(&[encoder.finish()?])
+    }
+
+    fn resize(&self, _: &GpuContext, r: &mut Resources) -> Result<(), Fault> {
+        r.drawn.set(false);
+        Ok(())
     }
 }
 

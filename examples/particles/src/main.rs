@@ -1,6 +1,8 @@
 //! A small application on webgpu-guard, written the way a newcomer would: a
 //! compute pass fills a storage buffer with 20 000 points of a sunflower spiral,
-//! and a render pass draws them every frame.
+//! and a render pass draws them. The picture never changes, so it is drawn
+//! once per device and per size; the frames between leave the canvas as it is
+//! (a WebGPU canvas keeps its last picture), which spares a slow GPU.
 //!
 //! The contract for data that lives only on the GPU: nothing restores it. The
 //! storage buffer is filled by a compute pass inside `build`, so after every loss
