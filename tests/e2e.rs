@@ -1109,8 +1109,9 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
 /// (or the probe that found it) said, not a bare "device N lost".
 fn assert_browser_said_why(status: &Value) {
     let message = status["lastLoss"]["message"].as_str().unwrap_or_default();
+    let bare = message.starts_with("device ") && message.ends_with(" lost");
     assert!(
-        !message.is_empty() && !(message.starts_with("device ") && message.ends_with(" lost")),
+        !message.is_empty() && !bare,
         "lastLoss.message: {status}"
     );
 }
