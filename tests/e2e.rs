@@ -1110,10 +1110,7 @@ async fn mata_gpu_recovers_the_identical_picture(browser: Browser) -> TestResult
 fn assert_browser_said_why(status: &Value) {
     let message = status["lastLoss"]["message"].as_str().unwrap_or_default();
     let bare = message.starts_with("device ") && message.ends_with(" lost");
-    assert!(
-        !message.is_empty() && !bare,
-        "lastLoss.message: {status}"
-    );
+    assert!(!message.is_empty() && !bare, "lastLoss.message: {status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,11 +23,12 @@ use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::held::Held;
 use crate::sanitize::{Sanitized, Sanitizer};
-use crate::telemetry::{GroupSummary, HeldBack, TelemetrySink};
+use crate::telemetry::deferred::{Deferring, Delivery};
+use crate::telemetry::{GroupSummary, TelemetrySink};
 use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
 use crate::web::log;
-use crate::web::telemetry_sinks::{CatchingSink, Deferring, Delivery};
+use crate::web::telemetry_sinks::CatchingSink;
 pub use crate::web::telemetry_sinks::{ConsoleSink, JsFunctionSink};
 
 #[wasm_bindgen(module = "/src/web/faults.js")]
@@ -258,45 +259,17 @@ impl FaultSink {
         while let Some(batch) = self.shared.outgoing.take().filter(|b| !b.is_empty()) {
             let Some(Some(sink)) = self.shared.telemetry.get() else {
                 // No sink: nothing was sent (not counted as sent).
-                let sends = batch
-                    .iter()
-                    .filter(|d| matches!(d, Delivery::Send(_)))
-                    .count() as u64;
+                let sends = batch.iter().filter(|d| d.is_send()).count() as u64;
                 self.shared.unsent.set(self.shared.unsent.get() + sends);
                 continue;
             };
             for delivery in batch {
-                match delivery {
-                    Delivery::Send(event) => {
-                        if sink.send(&event).is_err() {
-                            self.shared
-                                .refused_sends
-                                .set(self.shared.refused_sends.get() + 1);
-                        }
-                    }
-                    Delivery::HeldBack {
-                        kind,
-                        label,
-                        phase,
-                        message,
-                        frame,
-                        count,
-                    } => {
-                        let held = HeldBack {
-                            kind,
-                            label: &label,
-                            phase: phase.as_deref(),
-                            message: &message,
-                            frame,
-                            count,
-                        };
-                        if sink.held_back(&held).is_err() {
-                            self.shared
-                                .refused_held
-                                .set(self.shared.refused_held.get() + 1);
-                        }
-                    }
-                    Delivery::Adapter(adapter) => sink.adapter(&adapter),
+                if delivery.deliver_to(&*sink).is_err() {
+                    let refused = match delivery {
+                        Delivery::Send(_) => &self.shared.refused_sends,
+                        _ => &self.shared.refused_held,
+                    };
+                    refused.set(refused.get() + 1);
                 }
             }
             // A sink replaced while it sent holds its last reference here:

@@ -1,14 +1,10 @@
 //! The telemetry sinks the fault sink uses or offers: the console's and a
-//! JavaScript function's (for a page), the trampoline around an
-//! application's sink, and the queue the fault log writes into while it is
-//! borrowed ([`crate::web::FaultSink`] hands it on once the borrow ends).
-
-use std::rc::Rc;
+//! JavaScript function's (for a page), and the trampoline around an
+//! application's sink. (The queue the fault log writes into while it is
+//! borrowed is the core's `telemetry::deferred`.)
 
 use wasm_bindgen::prelude::*;
 
-use crate::fault::FaultKind;
-use crate::held::Held;
 use crate::telemetry::{HeldBack, TelemetryEvent, TelemetrySink};
 use crate::web::js::describe;
 use crate::web::log;
@@ -86,52 +82,5 @@ impl TelemetrySink for CatchingSink {
         let mut given_up = 0;
         let _ = crate::web::crash::trampoline(&mut || given_up = self.0.retire());
         given_up
-    }
-}
-
-/// What the log gave its telemetry sink while it was borrowed: handed to the
-/// application's sink once the borrow ends, so that a sink runs with nothing
-/// of the log lent (one that reports back into the fault sink is heard).
-pub(crate) enum Delivery {
-    Send(TelemetryEvent),
-    HeldBack {
-        kind: FaultKind,
-        label: String,
-        phase: Option<String>,
-        message: String,
-        frame: Option<u64>,
-        count: u64,
-    },
-    Adapter(String),
-}
-
-/// The sink the log holds: it only queues.
-pub(crate) struct Deferring(pub(crate) Rc<Held<Vec<Delivery>>>);
-
-impl TelemetrySink for Deferring {
-    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
-        self.0
-            .with(|queue| queue.push(Delivery::Send(event.clone())))
-            .ok_or_else(|| "the telemetry queue was busy".to_string())
-    }
-
-    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        self.0
-            .with(|queue| {
-                queue.push(Delivery::HeldBack {
-                    kind: held.kind,
-                    label: held.label.to_string(),
-                    phase: held.phase.map(str::to_string),
-                    message: held.message.to_string(),
-                    frame: held.frame,
-                    count: held.count,
-                })
-            })
-            .ok_or_else(|| "the telemetry queue was busy".to_string())
-    }
-
-    fn adapter(&self, adapter: &str) {
-        self.0
-            .with(|queue| queue.push(Delivery::Adapter(adapter.to_string())));
     }
 }

@@ -5,6 +5,7 @@
 //! [`outbox`] and [`otlp`] batch the groups for an HTTP collector (the browser's
 //! transport is `web::HttpSink`).
 
+pub mod deferred;
 pub mod otlp;
 pub mod outbox;
 pub mod record;

@@ -16,8 +16,10 @@ use std::sync::{Arc, Mutex};
 
 use webgpu_guard_core::fault::{label_in_message, Fault, FaultKind};
 use webgpu_guard_core::fault_log::{FaultLog, FaultStats, Line, Severity};
+use webgpu_guard_core::held::Held;
 use webgpu_guard_core::sanitize::{Sanitized, Sanitizer};
-use webgpu_guard_core::telemetry::{GroupSummary, HeldBack, TelemetryEvent, TelemetrySink};
+use webgpu_guard_core::telemetry::deferred::{Deferring, Delivery};
+use webgpu_guard_core::telemetry::{GroupSummary, TelemetrySink};
 
 use super::panics::catching;
 
@@ -27,48 +29,6 @@ pub const INBOX_LIVE: usize = 64;
 
 /// What telemetry receives in place of a text the sanitiser panicked on.
 const SANITIZER_PANICKED: &str = "(the sanitiser panicked)";
-
-/// What the log gave for telemetry, kept until its borrow ends.
-enum Delivery {
-    Send(TelemetryEvent),
-    HeldBack {
-        kind: FaultKind,
-        label: String,
-        phase: Option<String>,
-        message: String,
-        frame: Option<u64>,
-        count: u64,
-    },
-    Adapter(String),
-}
-
-/// The log's own telemetry sink: it only queues.
-struct Deferring(Rc<RefCell<Vec<Delivery>>>);
-
-impl TelemetrySink for Deferring {
-    fn send(&self, event: &TelemetryEvent) -> Result<(), String> {
-        self.0.borrow_mut().push(Delivery::Send(event.clone()));
-        Ok(())
-    }
-
-    fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
-        self.0.borrow_mut().push(Delivery::HeldBack {
-            kind: held.kind,
-            label: held.label.to_string(),
-            phase: held.phase.map(str::to_string),
-            message: held.message.to_string(),
-            frame: held.frame,
-            count: held.count,
-        });
-        Ok(())
-    }
-
-    fn adapter(&self, adapter: &str) {
-        self.0
-            .borrow_mut()
-            .push(Delivery::Adapter(adapter.to_string()));
-    }
-}
 
 /// Where written lines go.
 pub type LineWriter = Box<dyn Fn(Severity, &str)>;
@@ -154,7 +114,7 @@ pub struct FaultSink {
 
 struct Shared {
     log: RefCell<FaultLog>,
-    outgoing: Rc<RefCell<Vec<Delivery>>>,
+    outgoing: Rc<Held<Vec<Delivery>>>,
     telemetry: RefCell<Option<Rc<dyn TelemetrySink>>>,
     sanitizer: RefCell<Option<Rc<Sanitizer>>>,
     writer: RefCell<Option<Rc<LineWriter>>>,
@@ -184,7 +144,7 @@ impl Default for FaultSink {
 impl FaultSink {
     /// A fault sink writing to standard error, with no telemetry sink.
     pub fn new() -> Self {
-        let outgoing = Rc::new(RefCell::new(Vec::new()));
+        let outgoing = Rc::new(Held::default());
         FaultSink {
             shared: Rc::new(Shared {
                 log: RefCell::new(FaultLog::new(Box::new(Deferring(outgoing.clone())))),
@@ -359,7 +319,7 @@ impl FaultSink {
             return;
         }
         loop {
-            let batch = std::mem::take(&mut *self.shared.outgoing.borrow_mut());
+            let batch = self.shared.outgoing.take().unwrap_or_default();
             if batch.is_empty() {
                 break;
             }
@@ -367,34 +327,7 @@ impl FaultSink {
                 continue;
             };
             for delivery in batch {
-                let refused = match delivery {
-                    Delivery::Send(event) => {
-                        catching(|| sink.send(&event)).map_or(true, |r| r.is_err())
-                    }
-                    Delivery::HeldBack {
-                        kind,
-                        label,
-                        phase,
-                        message,
-                        frame,
-                        count,
-                    } => {
-                        let held = HeldBack {
-                            kind,
-                            label: &label,
-                            phase: phase.as_deref(),
-                            message: &message,
-                            frame,
-                            count,
-                        };
-                        catching(|| sink.held_back(&held)).map_or(true, |r| r.is_err())
-                    }
-                    Delivery::Adapter(adapter) => {
-                        let _ = catching(|| sink.adapter(&adapter));
-                        false
-                    }
-                };
-                if refused {
+                if catching(|| delivery.deliver_to(&*sink)).map_or(true, |r| r.is_err()) {
                     self.shared.refused.set(self.shared.refused.get() + 1);
                 }
             }
