@@ -24,6 +24,7 @@ use crate::app::{App, Frame};
 use crate::gpu::{Gpu, GpuParts};
 use crate::host::{Handle, Host};
 use crate::scopes::ClosedSet;
+use crate::surface_config::{self, fit_size};
 
 /// The driver's settings.
 #[derive(Clone, Debug)]
@@ -49,6 +50,8 @@ pub(crate) struct Live<R> {
     instance: wgpu::Instance,
     target: RefCell<Target>,
     pub(crate) resources: RefCell<Option<R>>,
+    /// The device's largest texture side: what the drawing size is cut to.
+    max_side: u32,
     frames: Cell<u64>,
     /// The loss watch and the uncaptured-error listener: taken (disarmed)
     /// before the device is let go.
@@ -188,7 +191,7 @@ pub(crate) struct TimingReport {
 
 impl<A: App, H: Host> Driver<A, H> {
     pub(crate) fn new(app: Rc<A>, host: H, options: DriverOptions) -> Rc<Self> {
-        Rc::new_cyclic(|me| Driver {
+        let driver = Rc::new_cyclic(|me| Driver {
             app,
             host,
             supervisor: RefCell::new(Supervisor::new(options.supervisor)),
@@ -209,7 +212,14 @@ impl<A: App, H: Host> Driver<A, H> {
             last_frame_ms: Cell::new(0.0),
             crash_handled: Cell::new(false),
             timings: Timings::default(),
-        })
+        });
+        let me = driver.me.clone();
+        driver.host.on_crash_elsewhere(Box::new(move || {
+            if let Some(driver) = me.upgrade() {
+                driver.after_app_code();
+            }
+        }));
+        driver
     }
 
     // ---- what the platform's runtime reads ----
@@ -748,7 +758,7 @@ impl<A: App, H: Host> Driver<A, H> {
     /// Draws one frame on `live`: what came of it.
     fn render(&self, live: &Live<A::Resources>, time: f64) -> Drawn {
         let gpu = &live.gpu;
-        let size = self.host.drawing_size();
+        let size = fit_size(self.host.drawing_size(), live.max_side);
         if size != gpu.size() {
             self.reconfigure(live, size);
             let mut resources = live.resources.borrow_mut();
@@ -824,7 +834,18 @@ impl<A: App, H: Host> Driver<A, H> {
         // The surface is not borrowed while a lost one is made again.
         let current = match &*live.target.borrow() {
             Target::Offscreen(texture) => return Ok(Acquired::Offscreen(texture.clone())),
-            Target::Surface { surface, .. } => surface.get_current_texture(),
+            Target::Surface { surface, .. } => current_texture(surface),
+        };
+        let current = match current {
+            Ok(current) => current,
+            Err(panicked) => {
+                self.report(Fault::new(
+                    FaultKind::Exception,
+                    format!("the surface could not hand out a texture (its configuration was refused?): {panicked}"),
+                ));
+                self.recreate_surface(live, size);
+                return Err(Drawn::NotNow);
+            }
         };
         match current {
             wgpu::CurrentSurfaceTexture::Success(texture)
@@ -927,6 +948,17 @@ impl<A: App, H: Host> Driver<A, H> {
     }
 }
 
+/// The surface's texture for a frame. Native wgpu panics here when the
+/// surface has no configuration (one it refused): the panic's message then,
+/// caught. (In the browser a panic cannot be caught, and the WebGPU backend
+/// has no such panic.)
+fn current_texture(surface: &wgpu::Surface<'_>) -> Result<wgpu::CurrentSurfaceTexture, String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::native::panics::catching(|| surface.get_current_texture());
+    #[cfg(target_arch = "wasm32")]
+    return Ok(surface.get_current_texture());
+}
+
 /// One init attempt: instance, surface, adapter, device (handed to the
 /// supervisor, which adopts or discards it), the loss watch and the listener
 /// armed before the surface is configured, then the application's `build`.
@@ -1024,26 +1056,14 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         }),
     );
     let listener = driver.host.listen(&device);
-    let size = driver.host.drawing_size();
+    let max_side = device.limits().max_texture_dimension_2d;
+    let size = fit_size(driver.host.drawing_size(), max_side);
     let target = match surface {
         Some(surface) => {
             let capabilities = surface.get_capabilities(&adapter);
-            let Some(&format) = capabilities.formats.first() else {
-                return driver.fail(
-                    attempt,
-                    InitFailure::Canvas("the surface offers no format for this adapter".into()),
-                );
-            };
-            let config = wgpu::SurfaceConfiguration {
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                format,
-                width: size.0,
-                height: size.1,
-                present_mode: wgpu::PresentMode::Fifo,
-                desired_maximum_frame_latency: 2,
-                alpha_mode: wgpu::CompositeAlphaMode::Opaque,
-                view_formats: vec![],
-                color_space: Default::default(),
+            let config = match surface_config::configuration(&capabilities, size) {
+                Ok(config) => config,
+                Err(why) => return driver.fail(attempt, InitFailure::Canvas(why)),
             };
             surface.configure(&device, &config);
             Target::Surface { surface, config }
@@ -1092,6 +1112,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
                 instance,
                 target: RefCell::new(target),
                 resources: RefCell::new(Some(resources)),
+                max_side,
                 frames: Cell::new(0),
                 watches: RefCell::new(vec![watch, listener]),
             };

@@ -203,7 +203,8 @@ impl Gpu {
             if diagnostics.has_errors() {
                 return Err(Fault::new(FaultKind::Validation, diagnostics.to_string())
                     .on_object(label)
-                    .at(site));
+                    .at(site)
+                    .with_caught_beside(caught.err()));
             }
             if !diagnostics.is_empty() {
                 self.outlet.note(&diagnostics.to_string());

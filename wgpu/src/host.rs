@@ -72,6 +72,10 @@ pub(crate) trait Host: 'static {
     /// Whether application code panicked (or the program trapped): no code
     /// of the application's runs after it.
     fn crashed(&self) -> Option<String>;
+    /// Calls `on_crash` when application code crashed where no call of the
+    /// driver's ran it (a callback wgpu made during a poll of the
+    /// platform's): the driver handles it as after its own calls.
+    fn on_crash_elsewhere(&self, on_crash: Box<dyn Fn()>);
     /// Whether the runtime's own state is whole after a crash (a panic that
     /// unwound to the guard), so that the device can be let go; in the
     /// browser a trap can leave any borrow held, and nothing more is done.

@@ -113,6 +113,7 @@ mod host;
 mod runtime;
 mod scopes;
 pub mod snapshot;
+mod surface_config;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

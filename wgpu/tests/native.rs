@@ -747,6 +747,37 @@ struct Edgy {
     fail_in_phase: bool,
     drops: Rc<Cell<u32>>,
     app_drops: Rc<Cell<u32>>,
+    /// `build` maps a buffer with a callback that panics, then waits for
+    /// `released` and sets `continued`.
+    build_waits_past_a_callback_crash: bool,
+    continued: Rc<Cell<bool>>,
+}
+
+/// Maps a new buffer (returned) with a callback that panics, once a copy into it the
+/// GPU has yet to run is done: wgpu runs the callback from a later poll (a
+/// buffer no submission uses would be mapped, and called back, at once).
+fn map_with_a_panicking_callback(gpu: &Gpu, text: &'static str) -> wgpu::Buffer {
+    let descriptor = |label, usage| wgpu::BufferDescriptor {
+        label: Some(label),
+        size: 16,
+        usage,
+        mapped_at_creation: false,
+    };
+    let source = gpu
+        .device
+        .create_buffer(&descriptor("source", wgpu::BufferUsages::COPY_SRC));
+    let mapped = gpu.device.create_buffer(&descriptor(
+        "mapped",
+        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+    ));
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&source, 0, &mapped, 0, 16);
+    gpu.queue.submit([encoder.finish()]);
+    mapped
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |_| panic!("{text}"));
+    // Kept: a buffer dropped while its map waits calls the callback at once.
+    mapped
 }
 
 impl Edgy {
@@ -762,6 +793,8 @@ impl Edgy {
             fail_in_phase: false,
             drops: Rc::default(),
             app_drops: Rc::default(),
+            build_waits_past_a_callback_crash: false,
+            continued: Rc::default(),
         }
     }
 }
@@ -789,8 +822,24 @@ impl App for Edgy {
         let wait_then_panic = self.wait_then_panic;
         let building = self.building.clone();
         let drops = self.drops.clone();
+        let waits_past_a_crash = self.build_waits_past_a_callback_crash;
+        let continued = self.continued.clone();
         async move {
             building.set(true);
+            if waits_past_a_crash {
+                let _mapped =
+                    map_with_a_panicking_callback(gpu, "the callback broke while build waited");
+                std::future::poll_fn(|cx| {
+                    if released.get() {
+                        std::task::Poll::Ready(())
+                    } else {
+                        cx.waker().wake_by_ref();
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                continued.set(true);
+            }
             if fail_in_phase {
                 let phase = gpu.phase("bindings");
                 let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
@@ -909,6 +958,31 @@ fn a_panic_in_a_build_the_runtime_abandoned_is_still_reported_and_final() {
     runtime.start();
     runtime.run_until(|_| false, Duration::from_millis(100));
     assert_eq!(runtime.status().generation, 1);
+}
+
+/// A callback of the application's that wgpu runs from the runtime's own
+/// poll of the device (not from a call of the application's) panics while
+/// `build` waits: the panic is caught there and ends in the crashed
+/// fallback, and the waiting `build` never goes on.
+#[test]
+fn a_callback_that_panics_in_the_runtime_s_poll_is_a_crash_and_nothing_runs_after_it() {
+    let mut edgy = Edgy::new();
+    edgy.build_waits_past_a_callback_crash = true;
+    let (released, continued) = (edgy.released.clone(), edgy.continued.clone());
+    let drops = edgy.drops.clone();
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    crashed_with(&runtime, "the callback broke while build waited");
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(
+        lines.contains("a callback the device's poll ran"),
+        "{lines}"
+    );
+    released.set(true);
+    runtime.run_until(|_| false, Duration::from_millis(200));
+    assert!(!continued.get(), "build went on after the crash");
+    drop(runtime);
+    assert_eq!(drops.get(), 0);
 }
 
 #[test]

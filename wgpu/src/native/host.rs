@@ -9,6 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use webgpu_guard_core::fault::{Fault, FaultKind};
 use webgpu_guard_core::supervisor::{Fallback, LossReason};
@@ -62,6 +63,9 @@ struct Watched {
 /// Who is told when the window is hidden or shown, and the watch's number.
 type VisibilityWatcher = Rc<RefCell<Option<(u64, Rc<dyn Fn(bool)>)>>>;
 
+/// What the driver asked to hear when application code crashed elsewhere.
+type CrashListener = Rc<dyn Fn()>;
+
 /// The desktop's side of the runtime.
 pub(crate) struct NativeHost {
     pub(crate) scheduler: Rc<Scheduler>,
@@ -75,8 +79,12 @@ pub(crate) struct NativeHost {
     next_watch: Cell<u64>,
     /// Whether the runtime draws in a window (made when the loop resumes).
     pub(crate) windowed: bool,
-    /// Shared with the guarded futures, which outlive any borrow of the host.
+    /// Shared with the guarded futures and the pollers, which outlive any
+    /// borrow of the host.
     crashed: Rc<RefCell<Option<String>>>,
+    /// Told when application code crashed where no call of the driver's ran
+    /// it (a callback wgpu made during a poll).
+    crash_listener: Rc<RefCell<Option<CrashListener>>>,
     pub(crate) fallback: RefCell<Option<Fallback>>,
     /// The window's title as the application gave it.
     pub(crate) title: RefCell<String>,
@@ -100,6 +108,7 @@ impl NativeHost {
             next_watch: Cell::new(0),
             windowed,
             crashed: Rc::default(),
+            crash_listener: Rc::default(),
             fallback: RefCell::default(),
             title: RefCell::default(),
             watched: Rc::default(),
@@ -257,9 +266,32 @@ impl Host for NativeHost {
         });
         let polled = device.clone();
         let on_lost = RefCell::new(Some(on_lost));
+        let crashed = self.crashed.clone();
+        let crash_listener = self.crash_listener.clone();
         let poller = self.scheduler.add_poller(Rc::new(move || {
-            let _ = polled.poll(wgpu::PollType::Poll);
+            if on_lost.borrow().is_none() {
+                // Lost and told: a lost device's poll may only panic again.
+                return;
+            }
+            // The poll runs the application's callbacks (`map_async`,
+            // `on_submitted_work_done`), and wgpu panics from it when the
+            // hardware reports the device lost (its poll has no error for
+            // that): both are caught here, and told apart by the loss
+            // callback, which wgpu runs before it panics.
+            let polled = catching(|| polled.poll(wgpu::PollType::Poll));
             let answered = answer.lock().ok().and_then(|mut a| a.take());
+            if let (Err(message), None) = (&polled, &answered) {
+                if !injected.get() {
+                    crashed.borrow_mut().get_or_insert(format!(
+                        "a callback the device's poll ran (map_async, on_submitted_work_done) panicked: {message}"
+                    ));
+                    let listener = crash_listener.borrow().clone();
+                    if let Some(listener) = listener {
+                        listener();
+                    }
+                    return;
+                }
+            }
             // An injected loss is seen at once: wgpu calls back only once the
             // destroyed device's queue has emptied, and frames drawn on it
             // meanwhile would only fail.
@@ -340,19 +372,39 @@ impl Host for NativeHost {
         what: &'static str,
         future: impl Future<Output = T> + 'a,
     ) -> impl Future<Output = Result<T, Fault>> + 'a {
-        let caught = Catching::new(future);
+        let mut caught = Some(Catching::new(future));
         let crashed = self.crashed.clone();
-        async move {
-            caught.await.map_err(|message| {
-                let text = format!("{what} panicked: {message}");
-                crashed.borrow_mut().get_or_insert(text.clone());
-                Fault::new(FaultKind::Exception, text)
+        std::future::poll_fn(move |cx| {
+            let crash = crashed.borrow().clone();
+            if let Some(crash) = crash {
+                // A crash elsewhere while this waited: no code of the
+                // application's runs after it, the future's `Drop` included.
+                std::mem::forget(caught.take());
+                return Poll::Ready(Err(Fault::new(FaultKind::Exception, crash)));
+            }
+            let Some(future) = caught.as_mut() else {
+                return Poll::Ready(Err(Fault::new(
+                    FaultKind::Exception,
+                    format!("{what} was polled after it ended"),
+                )));
+            };
+            Pin::new(future).poll(cx).map(|outcome| {
+                caught = None;
+                outcome.map_err(|message| {
+                    let text = format!("{what} panicked: {message}");
+                    crashed.borrow_mut().get_or_insert(text.clone());
+                    Fault::new(FaultKind::Exception, text)
+                })
             })
-        }
+        })
     }
 
     fn crashed(&self) -> Option<String> {
         self.crashed.borrow().clone()
+    }
+
+    fn on_crash_elsewhere(&self, on_crash: Box<dyn Fn()>) {
+        *self.crash_listener.borrow_mut() = Some(Rc::from(on_crash));
     }
 
     fn state_survives_a_crash(&self) -> bool {

@@ -12,7 +12,7 @@
 mod faults;
 mod host;
 mod http_sink;
-mod panics;
+pub(crate) mod panics;
 mod scheduler;
 mod window;
 

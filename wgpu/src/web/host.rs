@@ -215,6 +215,12 @@ impl Host for WebHost {
         crash::crash_message()
     }
 
+    fn on_crash_elsewhere(&self, on_crash: Box<dyn Fn()>) {
+        // In the browser a panic is a trap, seen where webgpu-guard's
+        // trampoline runs the application's code; nothing else reports one.
+        drop(on_crash);
+    }
+
     fn state_survives_a_crash(&self) -> bool {
         false
     }
