@@ -56,7 +56,8 @@ pub mod sampler_spec;
 pub mod scope;
 pub mod session;
 pub mod shader;
-mod sizer;
+#[doc(hidden)]
+pub mod sizer;
 pub mod snapshot;
 mod telemetry_sinks;
 #[doc(hidden)]

@@ -432,3 +432,57 @@ async fn telemetry_counts_every_error_of_a_storm_by_its_sanitised_label() {
     );
     runtime.stop();
 }
+
+/// Records the size of each frame and each resize it was told of.
+#[derive(Default)]
+struct Sized {
+    frame_size: Cell<(u32, u32)>,
+    resizes: RefCell<Vec<(u32, u32)>>,
+}
+
+impl App for Sized {
+    type Resources = ();
+
+    async fn build(&self, _: &Gpu) -> Result<(), Fault> {
+        Ok(())
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+        self.frame_size.set((frame.width, frame.height));
+        clear(gpu, frame);
+        Ok(())
+    }
+
+    fn resize(&self, _: &Gpu, _: &mut (), width: u32, height: u32) -> Result<(), Fault> {
+        self.resizes.borrow_mut().push((width, height));
+        Ok(())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_drawing_buffer_follows_the_canvas_s_displayed_size() {
+    let canvas = canvas();
+    let ratio = web_sys::window().unwrap().device_pixel_ratio();
+    let device_pixels = |css: f64| (css * ratio).round() as u32;
+    let style = canvas.style();
+    style.set_property("width", "100px").unwrap();
+    style.set_property("height", "50px").unwrap();
+    let runtime = Runtime::new(Sized::default(), canvas.clone(), RuntimeOptions::default());
+    runtime.start();
+    let wanted = (device_pixels(100.0), device_pixels(50.0));
+    until("frames at the displayed size", || {
+        runtime.app().frame_size.get() == wanted
+    })
+    .await;
+    assert_eq!((canvas.width(), canvas.height()), wanted);
+    style.set_property("width", "120px").unwrap();
+    style.set_property("height", "40px").unwrap();
+    let wanted = (device_pixels(120.0), device_pixels(40.0));
+    until("frames at the new displayed size", || {
+        runtime.app().frame_size.get() == wanted
+    })
+    .await;
+    assert_eq!(runtime.app().resizes.borrow().last(), Some(&wanted));
+    assert_eq!((canvas.width(), canvas.height()), wanted);
+    runtime.stop();
+}

@@ -15,6 +15,7 @@ use web_sys::HtmlCanvasElement;
 use webgpu_guard::web::crash;
 use webgpu_guard::web::engine::Engine;
 use webgpu_guard::web::runtime::FallbackView;
+use webgpu_guard::web::sizer::CanvasSizer;
 use webgpu_guard::web::{EventListener, FaultSink};
 use webgpu_guard_core::fault::{Fault, FaultKind};
 use webgpu_guard_core::supervisor::{Fallback, LossReason};
@@ -59,11 +60,16 @@ pub(crate) struct WebHost {
     pub(crate) outlet: Rc<WebOutlet>,
     fallback: RefCell<Option<FallbackView>>,
     engine: Engine,
+    /// The canvas's displayed size, observed: the drawing buffer follows it
+    /// times `devicePixelRatio` (`None` without `ResizeObserver`: the
+    /// canvas keeps the size its attributes give).
+    sizer: Option<CanvasSizer>,
 }
 
 impl WebHost {
     pub(crate) fn new(canvas: HtmlCanvasElement, faults: FaultSink) -> Self {
         WebHost {
+            sizer: CanvasSizer::observe(&canvas),
             canvas,
             outlet: Rc::new(WebOutlet { faults }),
             fallback: RefCell::default(),
@@ -109,7 +115,13 @@ impl Host for WebHost {
     }
 
     fn drawing_size(&self) -> (u32, u32) {
-        (self.canvas.width().max(1), self.canvas.height().max(1))
+        // The driver cuts it to the device's largest texture; configuring the
+        // surface gives the canvas that size.
+        let given = (self.canvas.width().max(1), self.canvas.height().max(1));
+        self.sizer
+            .as_ref()
+            .and_then(|sizer| sizer.wanted(u32::MAX))
+            .unwrap_or(given)
     }
 
     fn request_frame(&self, on_frame: Box<dyn FnOnce(f64)>) -> Handle {
