@@ -103,6 +103,20 @@ impl Gpu {
         Phase::new(self, name)
     }
 
+    /// Whether the device is alive, known for certain: a validation error
+    /// provoked in a scope of its own (a sampler no implementation accepts)
+    /// comes back from a live device only; a lost device's scopes answer
+    /// nothing.
+    pub async fn confirm_alive(&self) -> bool {
+        let probe = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        drop(self.device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("webgpu-guard liveness probe"),
+            lod_min_clamp: -31337.0,
+            ..Default::default()
+        }));
+        probe.pop().await.is_some()
+    }
+
     /// Live objects and bytes made through this runtime's `create_*`, by kind
     /// and label (across devices: a lost device's objects are released with
     /// the resources that held them).

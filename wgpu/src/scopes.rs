@@ -185,7 +185,9 @@ impl<'a> Phase<'a> {
 
     /// Pops the phase's scopes (and any phase opened inside it and still open,
     /// first) and waits for their outcome: `Err` with the first fault, the
-    /// others attached as related.
+    /// others attached as related. A lost device's scopes answer nothing,
+    /// which proves nothing: when they caught nothing, [`Gpu::confirm_alive`]
+    /// decides, and a lost device is `Err` ([`FaultKind::DeviceLost`]).
     pub async fn end(mut self) -> Result<(), Fault> {
         self.ended = true;
         let mut closed = self.gpu.scopes().close(self.id);
@@ -196,10 +198,16 @@ impl<'a> Phase<'a> {
         let Some(own) = own else {
             return Ok(());
         };
+        let name = own.name.clone();
         let mut faults = own.faults().await.into_iter();
         match faults.next() {
-            None => Ok(()),
             Some(first) => Err(first.with_related(faults.collect())),
+            None if self.gpu.confirm_alive().await => Ok(()),
+            None => Err(Fault::new(
+                FaultKind::DeviceLost,
+                "the device was lost: the phase's scopes answered nothing, which proves nothing",
+            )
+            .in_phase(name)),
         }
     }
 }

@@ -486,3 +486,40 @@ async fn the_drawing_buffer_follows_the_canvas_s_displayed_size() {
     assert_eq!((canvas.width(), canvas.height()), wanted);
     runtime.stop();
 }
+
+/// A lost device's scopes answer null: a phase is not read as success on it,
+/// and the ladder chooses no size.
+#[wasm_bindgen_test]
+async fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success() {
+    let (runtime, seen) = probe(async |gpu: &Gpu| {
+        if !gpu.confirm_alive().await {
+            return Err(Fault::new(
+                FaultKind::Exception,
+                "a live device read as lost",
+            ));
+        }
+        gpu.device.destroy();
+        let phase = gpu.phase("after the loss");
+        let _buffer = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("on-a-dead-device"),
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM,
+            mapped_at_creation: false,
+        });
+        let fault = phase
+            .end()
+            .await
+            .expect_err("a phase on a lost device succeeded");
+        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
+        gpu.create_texture_fitting(&[square("doomed", 64)])
+            .await
+            .map(|_| ())
+    });
+    runtime.start();
+    until("the build", || !seen.borrow().is_empty()).await;
+    let fault = seen.borrow()[0]
+        .clone()
+        .expect_err("the ladder chose a size on a lost device");
+    assert!(fault.message.contains("no size fits"), "{fault}");
+    runtime.stop();
+}

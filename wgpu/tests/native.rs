@@ -585,6 +585,38 @@ fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does()
     outcome.expect("the ladder");
 }
 
+/// A lost device's scopes answer nothing: a phase, and the ladder's choice,
+/// are not read as success on it.
+#[test]
+fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success() {
+    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+        assert!(gpu.confirm_alive().await, "a live device read as lost");
+        gpu.device.destroy();
+        assert!(
+            !gpu.confirm_alive().await,
+            "a destroyed device read as alive"
+        );
+        let phase = gpu.phase("after the loss");
+        let _buffer = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("on-a-dead-device"),
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM,
+            mapped_at_creation: false,
+        });
+        let fault = phase
+            .end()
+            .await
+            .expect_err("a phase on a lost device succeeded");
+        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
+        assert_eq!(fault.origin.phase.as_deref(), Some("after the loss"));
+        gpu.create_texture_fitting(&[square("doomed", 64)])
+            .await
+            .map(|_| ())
+    });
+    let fault = outcome.expect_err("the ladder chose a size on a lost device");
+    assert!(fault.message.contains("no size fits"), "{fault}");
+}
+
 #[test]
 fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second() {
     let started = std::time::Instant::now();
