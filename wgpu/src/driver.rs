@@ -16,8 +16,8 @@ use webgpu_guard_core::fault::{Fault, FaultKind};
 use webgpu_guard_core::ledger::SharedLedger;
 use webgpu_guard_core::oneshot;
 use webgpu_guard_core::supervisor::{
-    Command, DeviceState, Event, Fallback, InitFailure, InitStep, RecoveryAnswer, StallAction,
-    Supervisor, SupervisorOptions, TimerPurpose,
+    Command, DeviceState, Event, Fallback, InitFailure, InitStep, LossReason, RecoveryAnswer,
+    StallAction, Supervisor, SupervisorOptions, TimerPurpose,
 };
 
 use crate::app::{App, Frame};
@@ -569,9 +569,46 @@ impl<A: App, H: Host> Driver<A, H> {
                 self.frame_request.borrow_mut().take();
                 self.request_frame();
             }
-            Command::DriveFromTimer { .. } => self.drive_from_timer(),
+            Command::DriveFromTimer { generation } => {
+                self.drive_from_timer();
+                self.probe_live(generation);
+            }
             Command::ShowFallback(fallback) => self.show_fallback(&fallback),
         }
+    }
+
+    /// A frozen picture may be a loss the platform has not told of (a `lost`
+    /// promise late, or never resolved): the device is asked, and one that
+    /// answers nothing is lost (a later word of the same loss is no news).
+    fn probe_live(&self, generation: u64) {
+        let Some(gpu) = self
+            .live
+            .borrow()
+            .as_ref()
+            .map(|live| live.gpu.clone())
+            .filter(|gpu| gpu.generation == generation)
+        else {
+            return;
+        };
+        let me = self.me.clone();
+        self.host.spawn(async move {
+            if gpu.confirm_alive().await {
+                return;
+            }
+            let Some(driver) = me.upgrade() else {
+                return;
+            };
+            if driver.read(|s| s.owns_generation(generation)) {
+                driver.recovery_begins();
+            }
+            let at_ms = driver.host.now_ms() as u64;
+            driver.dispatch(Event::Lost {
+                generation,
+                reason: LossReason::Unknown,
+                message: "the device answered no probe while its picture was frozen".into(),
+                at_ms,
+            });
+        });
     }
 
     /// Lets go of what an event carried and no command took.
@@ -615,6 +652,9 @@ impl<A: App, H: Host> Driver<A, H> {
             info.name
         };
         *self.live.borrow_mut() = Some(Rc::new(*live));
+        // A running device never sits behind a fallback, however it came up
+        // (a start, `matarGPU()` after the fallback).
+        self.host.hide_fallback();
         self.host.outlet().set_adapter(&adapter);
         self.note(&format!(
             "device generation {generation} running ({adapter})"

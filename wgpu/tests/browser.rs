@@ -523,3 +523,65 @@ async fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_suc
     assert!(fault.message.contains("no size fits"), "{fault}");
     runtime.stop();
 }
+
+/// Fails its first `failures` builds with a bug (final: the fallback).
+struct FailsFirst {
+    failures: Cell<u32>,
+}
+
+impl App for FailsFirst {
+    type Resources = ();
+
+    async fn build(&self, _: &Gpu) -> Result<(), Fault> {
+        if self.failures.get() > 0 {
+            self.failures.set(self.failures.get() - 1);
+            return Err(Fault::new(FaultKind::Validation, "a bug in build"));
+        }
+        Ok(())
+    }
+
+    fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
+        clear(gpu, frame);
+        Ok(())
+    }
+}
+
+/// How many fallback views the page shows.
+fn fallback_views() -> u32 {
+    let document = web_sys::window().unwrap().document().unwrap();
+    document
+        .query_selector_all(".webgpu-guard-fallback")
+        .unwrap()
+        .length()
+}
+
+/// `matarGPU()` after a fallback starts over; the device that comes up is
+/// seen: the canvas shown again and no fallback left, however many
+/// fallbacks came before it.
+#[wasm_bindgen_test]
+async fn a_recovery_asked_for_after_two_fallbacks_shows_the_canvas_again() {
+    let canvas = canvas();
+    let before = fallback_views();
+    let app = FailsFirst {
+        failures: Cell::new(2),
+    };
+    let runtime = Runtime::new(app, canvas.clone(), RuntimeOptions::default());
+    runtime.start();
+    until("the first fallback", || runtime.status().fallback.is_some()).await;
+    assert_eq!(canvas.style().get_property_value("display").unwrap(), "none");
+    runtime.force_recovery();
+    until("the second fallback", || {
+        runtime.app().failures.get() == 0 && runtime.status().fallback.is_some()
+    })
+    .await;
+    assert_eq!(fallback_views(), before + 1, "two fallback views at once");
+    runtime.force_recovery();
+    until("frames after the fallbacks", || {
+        let s = runtime.status();
+        s.fallback.is_none() && s.frames > 2
+    })
+    .await;
+    assert_eq!(fallback_views(), before, "a fallback left over a running device");
+    assert_ne!(canvas.style().get_property_value("display").unwrap(), "none");
+    runtime.stop();
+}

@@ -202,6 +202,9 @@ impl Host for WebHost {
     }
 
     fn show_fallback(&self, fallback: &Fallback) {
+        // The old view goes first: it gives the canvas its own display back,
+        // which the new one keeps to give back in turn.
+        drop(self.fallback.borrow_mut().take());
         let view = FallbackView::show(&self.canvas, fallback);
         *self.fallback.borrow_mut() = view;
     }
