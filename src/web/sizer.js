@@ -90,9 +90,24 @@ function pin_intrinsic_size(canvas) {
   canvas.width = width;
   canvas.height = height;
   if (grown === null) return false;
-  if (Math.abs(grown[0] - before[0]) > 0.01) canvas.style.width = before[0] + 'px';
-  if (Math.abs(grown[1] - before[1]) > 0.01) canvas.style.height = before[1] + 'px';
+  // Under `box-sizing: border-box` the inline size is the border box's: the
+  // padding and border go on top of the content box kept.
+  const extra = border_box_extra(canvas);
+  if (Math.abs(grown[0] - before[0]) > 0.01) canvas.style.width = (before[0] + extra[0]) + 'px';
+  if (Math.abs(grown[1] - before[1]) > 0.01) canvas.style.height = (before[1] + extra[1]) + 'px';
   return true;
+}
+
+// The padding and border a border-box size holds beside the content box, in
+// CSS pixels ([0, 0] for a content-box canvas).
+function border_box_extra(canvas) {
+  const style = getComputedStyle(canvas);
+  if (style.boxSizing !== 'border-box') return [0, 0];
+  const px = (name) => parseFloat(style[name]) || 0;
+  return [
+    px('paddingLeft') + px('paddingRight') + px('borderLeftWidth') + px('borderRightWidth'),
+    px('paddingTop') + px('paddingBottom') + px('borderTopWidth') + px('borderBottomWidth'),
+  ];
 }
 
 export function stop_observing(sizer) {

@@ -196,7 +196,15 @@ impl<'a> Phase<'a> {
             self.gpu.report_later(inner);
         }
         let Some(own) = own else {
-            return Ok(());
+            // Ended with a phase opened before it (its faults reported): on
+            // a lost device, its silence proves nothing either.
+            return match self.gpu.confirm_alive().await {
+                true => Ok(()),
+                false => Err(Fault::new(
+                    FaultKind::DeviceLost,
+                    "the device was lost: the phase ended with an outer one, and the device answers nothing",
+                )),
+            };
         };
         let name = own.name.clone();
         let mut faults = own.faults().await.into_iter();

@@ -568,7 +568,10 @@ async fn a_recovery_asked_for_after_two_fallbacks_shows_the_canvas_again() {
     let runtime = Runtime::new(app, canvas.clone(), RuntimeOptions::default());
     runtime.start();
     until("the first fallback", || runtime.status().fallback.is_some()).await;
-    assert_eq!(canvas.style().get_property_value("display").unwrap(), "none");
+    assert_eq!(
+        canvas.style().get_property_value("display").unwrap(),
+        "none"
+    );
     runtime.force_recovery();
     until("the second fallback", || {
         runtime.app().failures.get() == 0 && runtime.status().fallback.is_some()
@@ -581,7 +584,36 @@ async fn a_recovery_asked_for_after_two_fallbacks_shows_the_canvas_again() {
         s.fallback.is_none() && s.frames > 2
     })
     .await;
-    assert_eq!(fallback_views(), before, "a fallback left over a running device");
-    assert_ne!(canvas.style().get_property_value("display").unwrap(), "none");
+    assert_eq!(
+        fallback_views(),
+        before,
+        "a fallback left over a running device"
+    );
+    assert_ne!(
+        canvas.style().get_property_value("display").unwrap(),
+        "none"
+    );
+    runtime.stop();
+}
+
+/// A canvas sized by its attributes alone, with a border under
+/// `box-sizing: border-box` (the global reset of Tailwind and Bootstrap):
+/// pinning its size keeps its content box, and so its drawing buffer.
+#[wasm_bindgen_test]
+async fn a_border_box_canvas_sized_by_its_attributes_keeps_its_size() {
+    let canvas = canvas();
+    let style = canvas.style();
+    style.set_property("box-sizing", "border-box").unwrap();
+    style.set_property("border", "5px solid black").unwrap();
+    style.set_property("padding", "3px").unwrap();
+    let ratio = web_sys::window().unwrap().device_pixel_ratio();
+    let wanted = ((64.0 * ratio).round() as u32, (64.0 * ratio).round() as u32);
+    let runtime = Runtime::new(Sized::default(), canvas.clone(), RuntimeOptions::default());
+    runtime.start();
+    until("frames", || runtime.status().frames > 10).await;
+    let frames = runtime.status().frames;
+    until("more frames", || runtime.status().frames > frames + 10).await;
+    assert_eq!(runtime.app().frame_size.get(), wanted);
+    assert_eq!(canvas.client_width(), 64 + 2 * 3, "the content box shrank");
     runtime.stop();
 }

@@ -609,6 +609,15 @@ fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success()
             .expect_err("a phase on a lost device succeeded");
         assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
         assert_eq!(fault.origin.phase.as_deref(), Some("after the loss"));
+        // An inner phase the outer one ended first is no more certain.
+        let outer = gpu.phase("outer");
+        let inner = gpu.phase("inner");
+        assert!(outer.end().await.is_err());
+        let fault = inner
+            .end()
+            .await
+            .expect_err("an inner phase on a lost device succeeded");
+        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
         gpu.create_texture_fitting(&[square("doomed", 64)])
             .await
             .map(|_| ())
