@@ -1,13 +1,15 @@
 //! [`GpuSnapshot`]: state that builds up on the GPU (a simulation stepped
-//! every frame) cannot be recomputed by `build` after a loss. A snapshot reads
-//! a buffer back every N frames; `build` on the next device starts from the
-//! last whole copy. The bookkeeping (which read is current, which answer
+//! every frame, a picture painted stroke by stroke) cannot be recomputed by
+//! `build` after a loss. A snapshot reads a buffer, or a texture's rows, back
+//! every N frames; `build` on the next device starts from the last whole
+//! copy. The bookkeeping (which read is current, which answer
 //! becomes the snapshot, a read from a lost device discarded) is the core's
 //! `SnapshotState`, as in webgpu-guard.
 
 use std::sync::{Arc, Mutex};
 
 use webgpu_guard_core::snapshot_state::SnapshotState;
+use webgpu_guard_core::texel_rows::TexelRows;
 
 /// A copy read back: its bytes and the frame it was taken at.
 pub use webgpu_guard_core::snapshot_state::Snapshot;
@@ -74,6 +76,77 @@ impl GpuSnapshot {
             return false;
         }
         let size = buffer.size();
+        self.read_back(gpu, frame, size, None, |encoder, staging| {
+            encoder.copy_buffer_to_buffer(buffer, 0, staging, 0, size);
+        });
+        true
+    }
+
+    /// As [`Self::capture`], of a 2D texture's first mip level and layer (it
+    /// needs `COPY_SRC`; a format whose blocks are one texel: not
+    /// block-compressed, not depth or stencil). Its rows are copied padded to
+    /// 256 bytes, as a copy into a buffer needs, and kept tight in the
+    /// snapshot ([`Snapshot::rows`] says their shape). Returns whether a
+    /// capture started (never for a format it cannot copy).
+    pub fn capture_texture(&self, gpu: &Gpu, texture: &wgpu::Texture, frame: &Frame) -> bool {
+        let Some(rows) = rows_of(texture) else {
+            return false;
+        };
+        if !self.due(gpu, frame) {
+            return false;
+        }
+        let size = rows.padded_len();
+        self.read_back(gpu, frame, size, Some(rows), |encoder, staging| {
+            encoder.copy_texture_to_buffer(
+                texture.as_image_copy(),
+                wgpu::TexelCopyBufferInfo {
+                    buffer: staging,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(rows.padded_row()),
+                        rows_per_image: Some(rows.height),
+                    },
+                },
+                extent_of(rows),
+            );
+        });
+        true
+    }
+
+    /// Writes the last whole texture copy into `texture` on `gpu`'s new
+    /// device (in `build`: the same size and format it was taken from);
+    /// whether there was one of that shape to write. A texture made anew is
+    /// clear: without a snapshot, what the frames drew into it starts over.
+    pub fn restore_texture(&self, gpu: &Gpu, texture: &wgpu::Texture) -> bool {
+        let (Some(snapshot), Some(shape)) = (self.restore(gpu), rows_of(texture)) else {
+            return false;
+        };
+        if snapshot.rows != Some(shape) || snapshot.bytes.len() as u64 != shape.tight_len() {
+            return false;
+        }
+        gpu.queue.write_texture(
+            texture.as_image_copy(),
+            &snapshot.bytes,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(shape.tight_row()),
+                rows_per_image: Some(shape.height),
+            },
+            extent_of(shape),
+        );
+        true
+    }
+
+    /// Copies into a new staging buffer of `size` bytes with `copy`, submits,
+    /// maps it, and hands the bytes (rows made tight) to the bookkeeping.
+    fn read_back(
+        &self,
+        gpu: &Gpu,
+        frame: &Frame,
+        size: u64,
+        rows: Option<TexelRows>,
+        copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
+    ) {
         let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&self.label),
             size,
@@ -85,9 +158,9 @@ impl GpuSnapshot {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some(&self.label),
             });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        copy(&mut encoder, &staging);
         gpu.queue.submit([encoder.finish()]);
-        let read = self.with(|s| s.begin(gpu.generation, frame.number, None));
+        let read = self.with(|s| s.begin(gpu.generation, frame.number, rows));
         let state = self.state.clone();
         let mapped = staging.clone();
         staging
@@ -102,12 +175,35 @@ impl GpuSnapshot {
                     mapped.unmap();
                     bytes
                 });
+                let bytes = match rows {
+                    Some(rows) => bytes.and_then(|padded| rows.strip(&padded)),
+                    None => bytes,
+                };
                 let mut state = match state.lock() {
                     Ok(state) => state,
                     Err(poisoned) => poisoned.into_inner(),
                 };
                 state.finish(read, bytes);
             });
-        true
+    }
+}
+
+/// The rows of `texture`'s first mip level and layer, where its format's
+/// blocks are one texel of a known size.
+fn rows_of(texture: &wgpu::Texture) -> Option<TexelRows> {
+    let format = texture.format();
+    if format.block_dimensions() != (1, 1) || texture.dimension() != wgpu::TextureDimension::D2 {
+        return None;
+    }
+    let bytes_per_texel = format.block_copy_size(None)?;
+    TexelRows::new(texture.width(), texture.height(), bytes_per_texel).ok()
+}
+
+/// The extent of `rows`, one layer deep.
+fn extent_of(rows: TexelRows) -> wgpu::Extent3d {
+    wgpu::Extent3d {
+        width: rows.width,
+        height: rows.height,
+        depth_or_array_layers: 1,
     }
 }

@@ -1183,8 +1183,9 @@ fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
     assert_eq!(
         status.validation,
         0,
-        "{:#?}",
-        runtime.faults().recent_lines()
+        "{:#?}\n{:#?}",
+        runtime.faults().recent_lines(),
+        runtime.faults().groups()
     );
 }
 
@@ -1213,4 +1214,126 @@ fn the_fault_sink_s_flush_sends_what_telemetry_holds_before_the_program_ends() {
         .recv_timeout(Duration::from_secs(30))
         .expect("the flushed request");
     assert!(last.contains("the-last-words"), "{last}");
+}
+
+/// A picture painted on the GPU only, stroke by stroke (one texel row a
+/// frame, never cleared), into a texture whose rows need padding in a copy
+/// (50 texels of 4 bytes: 200 of a 256-byte row); snapshotted every frame,
+/// restored by `build` on each new device.
+struct Painting {
+    snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot,
+    /// Rows painted so far (state on the CPU that a loss keeps).
+    strokes: Cell<u32>,
+}
+
+const CANVAS: (u32, u32) = (50, 20);
+
+impl App for Painting {
+    type Resources = wgpu::Texture;
+
+    async fn build(&self, gpu: &Gpu) -> Result<wgpu::Texture, Fault> {
+        let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("painting"),
+            size: wgpu::Extent3d {
+                width: CANVAS.0,
+                height: CANVAS.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        self.snapshot.restore_texture(gpu, &texture);
+        Ok(texture)
+    }
+
+    fn frame(&self, gpu: &Gpu, texture: &mut wgpu::Texture, frame: &Frame) -> Result<(), Fault> {
+        let row = self.strokes.get();
+        if row < 8 {
+            let stroke = (row as u8).wrapping_mul(37);
+            let bytes: Vec<u8> = (0..CANVAS.0 * 4).map(|i| (i as u8) ^ stroke).collect();
+            gpu.queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d { x: 0, y: row, z: 0 },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                &bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(CANVAS.0 * 4),
+                    rows_per_image: Some(1),
+                },
+                wgpu::Extent3d {
+                    width: CANVAS.0,
+                    height: 1,
+                    depth_or_array_layers: 1,
+                },
+            );
+            self.strokes.set(row + 1);
+        }
+        clear(gpu, frame, wgpu::Color::BLACK);
+        self.snapshot.capture_texture(gpu, texture, frame);
+        Ok(())
+    }
+}
+
+/// `texture`'s rows, read back tight.
+fn read_texture(gpu: &Gpu, texture: &wgpu::Texture) -> Vec<u8> {
+    let padded = 256u32;
+    let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read"),
+        size: u64::from(padded * CANVAS.1),
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(CANVAS.1),
+            },
+        },
+        texture.size(),
+    );
+    gpu.queue.submit([encoder.finish()]);
+    buffer.slice(..).map_async(wgpu::MapMode::Read, |_| ());
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("the read");
+    let data = buffer.slice(..).get_mapped_range().expect("mapped");
+    data.chunks(padded as usize)
+        .flat_map(|row| row[..(CANVAS.0 * 4) as usize].to_vec())
+        .collect()
+}
+
+#[test]
+fn a_texture_painted_on_the_gpu_is_restored_from_its_snapshot_after_a_loss() {
+    let app = Painting {
+        snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot::new("painting", 1),
+        strokes: Cell::new(0),
+    };
+    let runtime = Runtime::headless(app, SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "eight strokes in a snapshot", |r| {
+        r.app().strokes.get() == 8 && r.app().snapshot.latest().is_some_and(|s| s.frame > 10)
+    });
+    let before = runtime
+        .with_live(|gpu, texture| read_texture(gpu, texture))
+        .expect("a live device");
+    assert!(before.iter().any(|&b| b != 0), "nothing was painted");
+    assert!(runtime.inject_loss());
+    until(&runtime, "device 2", running_on(&runtime, 2));
+    let after = runtime
+        .with_live(|gpu, texture| read_texture(gpu, texture))
+        .expect("a live device");
+    assert_eq!(after, before, "the painting differs after the loss");
 }

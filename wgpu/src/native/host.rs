@@ -269,16 +269,21 @@ impl Host for NativeHost {
         let crashed = self.crashed.clone();
         let crash_listener = self.crash_listener.clone();
         let poller = self.scheduler.add_poller(Rc::new(move || {
-            if on_lost.borrow().is_none() {
-                // Lost and told: a lost device's poll may only panic again.
-                return;
-            }
+            let told = on_lost.borrow().is_none();
             // The poll runs the application's callbacks (`map_async`,
             // `on_submitted_work_done`), and wgpu panics from it when the
             // hardware reports the device lost (its poll has no error for
             // that): both are caught here, and told apart by the loss
             // callback, which wgpu runs before it panics.
             let polled = catching(|| polled.poll(wgpu::PollType::Poll));
+            if told {
+                // Lost and told, until the driver lets the device go: its
+                // pending work still completes (the callbacks run, with
+                // errors, and let go of what they hold). A panic there
+                // (wgpu's again, or a callback unwrapping the loss's error)
+                // is part of the loss.
+                return;
+            }
             let answered = answer.lock().ok().and_then(|mut a| a.take());
             if let (Err(message), None) = (&polled, &answered) {
                 if !injected.get() {
