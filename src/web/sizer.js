@@ -8,13 +8,13 @@ export function observe_size(canvas) {
   const sizer = { css: null, device: null, observer: null, pinned: false };
   // Judged once the canvas is laid out: now, or (hidden, or not yet in the
   // document) at the first observation that finds it displayed.
-  sizer.pinned = pin_intrinsic_size(canvas);
+  sizer.pinned = pin_intrinsic_size(canvas, true);
   // Until the first observation (after the next layout), the size laid out
   // now: a device built before it sees the right size.
   sizer.css = content_box(canvas);
   sizer.observer = new ResizeObserver((entries) => {
     for (const entry of entries) {
-      if (!sizer.pinned) sizer.pinned = pin_intrinsic_size(canvas);
+      if (!sizer.pinned) sizer.pinned = pin_intrinsic_size(canvas, false);
       const box = entry.contentBoxSize && entry.contentBoxSize[0];
       sizer.css = box
         ? [box.inlineSize, box.blockSize]
@@ -77,18 +77,31 @@ function content_box(canvas) {
 // 480 CSS px want a 960 px buffer, which is laid out at 960 CSS px...). Such a
 // side is pinned at the size it is laid out at now, in its inline style.
 // Returns whether the canvas could be judged (false while it is not laid out:
-// hidden, or not in the document).
-function pin_intrinsic_size(canvas) {
+// hidden, or not in the document). With `probe`, a side is judged by changing
+// the canvas's size and seeing whether its layout follows; that clears a
+// configured WebGPU canvas, so only before a device can have configured it (at
+// the start). Later (a canvas shown after it started hidden), a side is taken
+// for unsized when it is laid out at exactly its attribute's size.
+function pin_intrinsic_size(canvas, probe) {
   if (!canvas.isConnected || typeof getComputedStyle !== 'function') return false;
   const before = content_box(canvas);
   if (before === null) return false;
   const width = canvas.width;
   const height = canvas.height;
-  canvas.width = width * 2 + 1;
-  canvas.height = height * 2 + 1;
-  const grown = content_box(canvas);
-  canvas.width = width;
-  canvas.height = height;
+  let grown;
+  if (probe) {
+    canvas.width = width * 2 + 1;
+    canvas.height = height * 2 + 1;
+    grown = content_box(canvas);
+    canvas.width = width;
+    canvas.height = height;
+  } else {
+    // A side laid out at its attribute's size "grows" with it.
+    grown = [
+      Math.abs(before[0] - width) < 0.01 ? before[0] + 1 : before[0],
+      Math.abs(before[1] - height) < 0.01 ? before[1] + 1 : before[1],
+    ];
+  }
   if (grown === null) return false;
   // Under `box-sizing: border-box` the inline size is the border box's: the
   // padding and border go on top of the content box kept.

@@ -392,10 +392,14 @@ impl<A: App, H: Host> Driver<A, H> {
                 let Some(driver) = me.upgrade() else {
                     return;
                 };
+                // Read in a statement of its own: a borrow taken in the
+                // event's expression would live through `dispatch`, whose
+                // commands (asking for a frame again) borrow the request.
+                let frame_pending = driver.frame_request.borrow().is_some();
                 driver.dispatch(Event::Tick {
                     now_ms: driver.host.now_ms() as u64,
                     last_frame_ms: driver.last_frame_ms.get() as u64,
-                    frame_pending: driver.frame_request.borrow().is_some(),
+                    frame_pending,
                 });
                 // Not after a stop or a crash that the tick itself led to:
                 // either took the clock.
@@ -798,7 +802,7 @@ impl<A: App, H: Host> Driver<A, H> {
     /// Draws one frame on `live`: what came of it.
     fn render(&self, live: &Live<A::Resources>, time: f64) -> Drawn {
         let gpu = &live.gpu;
-        let size = fit_size(self.host.drawing_size(), live.max_side);
+        let size = fit_size(self.host.drawing_size(live.max_side), live.max_side);
         if size != gpu.size() {
             self.reconfigure(live, size);
             let mut resources = live.resources.borrow_mut();
@@ -1097,7 +1101,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     );
     let listener = driver.host.listen(&device);
     let max_side = device.limits().max_texture_dimension_2d;
-    let size = fit_size(driver.host.drawing_size(), max_side);
+    let size = fit_size(driver.host.drawing_size(max_side), max_side);
     let target = match surface {
         Some(surface) => {
             let capabilities = surface.get_capabilities(&adapter);

@@ -28,8 +28,10 @@ pub(crate) trait Host: 'static {
     /// where there is no window (headless): frames are drawn into an
     /// offscreen texture instead.
     fn surface_target(&self) -> Option<wgpu::SurfaceTarget<'static>>;
-    /// The drawing area's size in pixels now (at least 1x1).
-    fn drawing_size(&self) -> (u32, u32);
+    /// The drawing area's size in pixels now (at least 1x1), each side at
+    /// most `max_side` (the device's largest texture) where the platform can
+    /// keep its shape doing so (the driver cuts what is left over).
+    fn drawing_size(&self, max_side: u32) -> (u32, u32);
     /// Calls `on_frame(time_ms)` at the platform's next frame.
     fn request_frame(&self, on_frame: Box<dyn FnOnce(f64)>) -> Handle;
     /// Calls `fire` after `delay_ms`.

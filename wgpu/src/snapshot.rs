@@ -83,8 +83,8 @@ impl GpuSnapshot {
     }
 
     /// As [`Self::capture`], of a 2D texture's first mip level and layer (it
-    /// needs `COPY_SRC`; a format whose blocks are one texel: not
-    /// block-compressed, not depth or stencil). Its rows are copied padded to
+    /// needs `COPY_SRC`, one sample, and a format whose blocks are one texel:
+    /// not block-compressed, not depth or stencil). Its rows are copied padded to
     /// 256 bytes, as a copy into a buffer needs, and kept tight in the
     /// snapshot ([`Snapshot::rows`] says their shape). Returns whether a
     /// capture started (never for a format it cannot copy).
@@ -192,7 +192,11 @@ impl GpuSnapshot {
 /// blocks are one texel of a known size.
 fn rows_of(texture: &wgpu::Texture) -> Option<TexelRows> {
     let format = texture.format();
-    if format.block_dimensions() != (1, 1) || texture.dimension() != wgpu::TextureDimension::D2 {
+    if format.block_dimensions() != (1, 1)
+        || format.is_depth_stencil_format()
+        || texture.sample_count() != 1
+        || texture.dimension() != wgpu::TextureDimension::D2
+    {
         return None;
     }
     let bytes_per_texel = format.block_copy_size(None)?;

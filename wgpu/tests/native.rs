@@ -1337,3 +1337,27 @@ fn a_texture_painted_on_the_gpu_is_restored_from_its_snapshot_after_a_loss() {
         .expect("a live device");
     assert_eq!(after, before, "the painting differs after the loss");
 }
+
+/// Frames that stop coming (here: the loop asked to wait 30 s between them)
+/// are a frozen picture: the runtime says so and asks for a frame again, with
+/// nothing of its own borrowed across the supervisor's commands.
+#[test]
+fn a_frozen_picture_is_reported_and_a_frame_asked_for_again() {
+    let (runtime, _) = probe(async |_: &Gpu| Ok(()));
+    until(&runtime, "a first frame", |r| r.status().frames > 0);
+    runtime.set_frame_interval(Duration::from_secs(30));
+    until(&runtime, "the stall reported", |r| {
+        r.faults()
+            .recent_lines()
+            .iter()
+            .any(|l| l.contains("presentation stalled"))
+    });
+    // Still frozen: the device is probed (alive: no loss) and frames come
+    // from a timer.
+    until(&runtime, "frames from a timer", |r| {
+        r.status().frames_from_timer > 3
+    });
+    let status = runtime.status();
+    assert_eq!(status.state, DeviceState::Running, "{status:?}");
+    assert_eq!(status.generation, 1, "a live device was taken for lost");
+}

@@ -157,7 +157,7 @@ impl App for Particles {
     }
 
     fn frame(&self, gpu: &GpuContext, r: &Resources, _: &FrameInfo) -> Result<(), Fault> {
-        if r.drawn.replace(true) {
+        if r.drawn.get() {
             return Ok(());
         }
         let view = gpu.surface.get_current_texture()?.create_view()?;
@@ -173,7 +173,9 @@ impl App for Particles {
         pass.set_bind_group(0, Some(&r.group))?;
         pass.draw(6, self.count, 0, 0)?;
         pass.end()?;
-        gpu.device.submit(&[encoder.finish()?])
+        gpu.device.submit(&[encoder.finish()?])?;
+        r.drawn.set(true);
+        Ok(())
     }
 
     fn resize(&self, _: &GpuContext, r: &mut Resources) -> Result<(), Fault> {

@@ -327,7 +327,9 @@ impl FaultSink {
                 continue;
             };
             for delivery in batch {
-                if catching(|| delivery.deliver_to(&*sink)).map_or(true, |r| r.is_err()) {
+                let refused = catching(|| delivery.deliver_to(&*sink)).map_or(true, |r| r.is_err());
+                // An adapter told is no event: never a refusal.
+                if refused && !matches!(delivery, Delivery::Adapter(_)) {
                     self.shared.refused.set(self.shared.refused.get() + 1);
                 }
             }

@@ -189,7 +189,7 @@ impl Host for NativeHost {
         Some(wgpu::SurfaceTarget::from(window))
     }
 
-    fn drawing_size(&self) -> (u32, u32) {
+    fn drawing_size(&self, _max_side: u32) -> (u32, u32) {
         match &*self.window.borrow() {
             Some(window) => {
                 let size = window.inner_size();

@@ -302,7 +302,11 @@ fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
                 *slot = Some(result.is_ok());
             }
         });
-    gpu.device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+    // Under the guard, as every poll the runtime makes: it runs the
+    // application's callbacks, and wgpu panics from it at a hardware loss.
+    panics::catching(|| gpu.device.poll(wgpu::PollType::wait_indefinitely()))
+        .ok()?
+        .ok()?;
     if answer.lock().ok().and_then(|a| *a) != Some(true) {
         return None;
     }

@@ -114,13 +114,13 @@ impl Host for WebHost {
         Some(wgpu::SurfaceTarget::Canvas(self.canvas.clone()))
     }
 
-    fn drawing_size(&self) -> (u32, u32) {
-        // The driver cuts it to the device's largest texture; configuring the
+    fn drawing_size(&self, max_side: u32) -> (u32, u32) {
+        // Cut with its shape kept (webgpu-guard's rule); configuring the
         // surface gives the canvas that size.
         let given = (self.canvas.width().max(1), self.canvas.height().max(1));
         self.sizer
             .as_ref()
-            .and_then(|sizer| sizer.wanted(u32::MAX))
+            .and_then(|sizer| sizer.wanted(max_side))
             .unwrap_or(given)
     }
 
