@@ -9,7 +9,9 @@
 use std::sync::{Arc, Mutex};
 
 use webgpu_guard_core::snapshot_state::SnapshotState;
-use webgpu_guard_core::texel_rows::TexelRows;
+/// The shape of a texture snapshot's rows ([`Snapshot::rows`]): tight and
+/// padded row lengths, and the padding put in or taken out.
+pub use webgpu_guard_core::texel_rows::TexelRows;
 
 /// A copy read back: its bytes and the frame it was taken at.
 pub use webgpu_guard_core::snapshot_state::Snapshot;

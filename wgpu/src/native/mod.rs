@@ -20,6 +20,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use webgpu_guard_core::supervisor::RecoveryAnswer;
+use webgpu_guard_core::texel_rows::TexelRows;
 
 use crate::app::App;
 use crate::driver::Driver;
@@ -267,15 +268,14 @@ impl<A: App> Runtime<A> {
     }
 }
 
-/// `texture` (RGBA8) copied to a buffer, mapped and unpadded.
+/// `texture` (RGBA8) copied to a buffer, mapped and unpadded (the core's
+/// `TexelRows`, as the texture snapshot's).
 fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
     let (width, height) = (texture.width(), texture.height());
-    let row = width * 4;
-    let padded =
-        row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let rows = TexelRows::new(width, height, 4).ok()?;
     let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("capture"),
-        size: u64::from(padded) * u64::from(height),
+        size: rows.padded_len(),
         usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
         mapped_at_creation: false,
     });
@@ -286,7 +286,7 @@ fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
             buffer: &buffer,
             layout: wgpu::TexelCopyBufferLayout {
                 offset: 0,
-                bytes_per_row: Some(padded),
+                bytes_per_row: Some(rows.padded_row()),
                 rows_per_image: Some(height),
             },
         },
@@ -311,12 +311,10 @@ fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
         return None;
     }
     let data = buffer.slice(..).get_mapped_range().ok()?;
-    let mut rgba = Vec::with_capacity((row * height) as usize);
-    for line in data.chunks_exact(padded as usize) {
-        rgba.extend_from_slice(&line[..row as usize]);
-    }
+    let rgba = rows.strip(&data);
     drop(data);
     buffer.unmap();
+    let rgba = rgba?;
     Some(Image {
         width,
         height,
