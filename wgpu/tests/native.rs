@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
+use webgpu_guard_wgpu::snapshot::TexelRows;
 use webgpu_guard_wgpu::{App, DeviceState, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
 
 const SIDE: u32 = 64;
@@ -19,6 +20,21 @@ fn until<A: App>(runtime: &Runtime<A>, what: &str, done: impl FnMut(&Runtime<A>)
         "timed out waiting for {what}: {:?}",
         runtime.status()
     );
+}
+
+/// Turns `runtime`'s loop `count` times (each turn runs what is due and what
+/// was woken): for what must not happen, a number of chances rather than a
+/// stretch of time, which a busy machine may fill with no turn at all.
+fn turns<A: App>(runtime: &Runtime<A>, count: u32) {
+    let mut turned = 0;
+    let done = runtime.run_until(
+        |_| {
+            turned += 1;
+            turned >= count
+        },
+        Duration::from_secs(60),
+    );
+    assert!(done, "{count} turns took more than 60 s");
 }
 
 /// Options for tests that lose devices quickly on purpose: no crash-loop
@@ -322,7 +338,7 @@ fn devices_lost_soon_after_their_first_frame_end_in_the_crash_loop_fallback() {
     );
     // Nothing draws any more.
     let frames = runtime.status().frames;
-    runtime.run_until(|_| false, Duration::from_millis(200));
+    turns(&runtime, 40);
     assert_eq!(runtime.status().frames, frames);
 }
 
@@ -347,7 +363,7 @@ fn a_panic_in_frame_is_caught_reported_once_and_ends_in_the_crashed_fallback() {
     assert_eq!(told, 1, "{lines:#?}");
     // No frame after it, and start() does not bring it back.
     runtime.start();
-    runtime.run_until(|_| false, Duration::from_millis(200));
+    turns(&runtime, 40);
     assert_eq!(runtime.status().frames, 3);
 }
 
@@ -370,7 +386,7 @@ fn a_panic_in_build_ends_in_the_crashed_fallback_with_no_frame_drawn() {
         "{lines}"
     );
     assert!(lines.contains("Restart it to try again"), "{lines}");
-    runtime.run_until(|_| false, Duration::from_millis(200));
+    turns(&runtime, 40);
     assert_eq!(runtime.status().frames, 0);
     assert_eq!(runtime.app().builds.get(), 1);
 }
@@ -687,16 +703,19 @@ fn collector(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
     (url, receive)
 }
 
+/// An HTTP sink to `url` named `name`, sending every `interval_ms`.
+fn http_sink(url: &str, name: &str, interval_ms: u32) -> webgpu_guard_wgpu::native::HttpSink {
+    let config = webgpu_guard_wgpu::telemetry::outbox::ExportConfig {
+        interval_ms,
+        ..Default::default()
+    };
+    webgpu_guard_wgpu::native::HttpSink::with_config(url, name, config, Vec::new()).expect("a sink")
+}
+
 #[test]
 fn telemetry_reaches_a_collector_grouped_by_kind_and_label_and_sanitised() {
-    use webgpu_guard_wgpu::native::HttpSink;
-    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
     let (url, bodies) = collector(200);
-    let config = ExportConfig {
-        interval_ms: 50,
-        ..ExportConfig::default()
-    };
-    let sink = HttpSink::with_config(&url, "native-test", config, Vec::new()).expect("a sink");
+    let sink = http_sink(&url, "native-test", 50);
     let seen = Rc::new(RefCell::new(Vec::new()));
     let app = Probe {
         work: async |gpu: &Gpu| {
@@ -730,16 +749,10 @@ fn telemetry_reaches_a_collector_grouped_by_kind_and_label_and_sanitised() {
 
 #[test]
 fn a_sink_dropped_with_errors_waiting_sends_them_before_its_thread_ends() {
-    use webgpu_guard_wgpu::native::HttpSink;
-    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
     use webgpu_guard_wgpu::telemetry::TelemetrySink;
     let (url, bodies) = collector(200);
     // A minute between requests: after the first, errors wait.
-    let config = ExportConfig {
-        interval_ms: 60_000,
-        ..ExportConfig::default()
-    };
-    let sink = HttpSink::with_config(&url, "closing", config, Vec::new()).expect("a sink");
+    let sink = http_sink(&url, "closing", 60_000);
     let event = |label: &str| webgpu_guard_wgpu::telemetry::TelemetryEvent {
         kind: FaultKind::Validation,
         label: label.to_string(),
@@ -997,7 +1010,7 @@ fn a_panic_in_a_build_the_runtime_abandoned_is_still_reported_and_final() {
     released.set(true);
     crashed_with(&runtime, "an abandoned build broke");
     runtime.start();
-    runtime.run_until(|_| false, Duration::from_millis(100));
+    turns(&runtime, 40);
     assert_eq!(runtime.status().generation, 1);
 }
 
@@ -1020,7 +1033,7 @@ fn a_callback_that_panics_in_the_runtime_s_poll_is_a_crash_and_nothing_runs_afte
         "{lines}"
     );
     released.set(true);
-    runtime.run_until(|_| false, Duration::from_millis(200));
+    turns(&runtime, 40);
     assert!(!continued.get(), "build went on after the crash");
     drop(runtime);
     assert_eq!(drops.get(), 0);
@@ -1055,15 +1068,9 @@ fn the_last_handle_s_drop_stops_everything_even_with_a_build_under_way() {
 
 #[test]
 fn flush_sends_what_waits_without_waiting_for_the_interval() {
-    use webgpu_guard_wgpu::native::HttpSink;
-    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
     use webgpu_guard_wgpu::telemetry::TelemetrySink;
     let (url, bodies) = collector(200);
-    let config = ExportConfig {
-        interval_ms: 60_000,
-        ..ExportConfig::default()
-    };
-    let sink = HttpSink::with_config(&url, "flushing", config, Vec::new()).expect("a sink");
+    let sink = http_sink(&url, "flushing", 60_000);
     let event = |label: &str| webgpu_guard_wgpu::telemetry::TelemetryEvent {
         kind: FaultKind::Validation,
         label: label.to_string(),
@@ -1083,8 +1090,7 @@ fn flush_sends_what_waits_without_waiting_for_the_interval() {
         .expect("the flushed request");
     assert!(second.contains("second"), "{second}");
     // A collector that is gone: the flush ends at its first failure.
-    let sink = HttpSink::with_config("http://127.0.0.1:9/v1/logs", "gone", config, Vec::new())
-        .expect("a sink");
+    let sink = http_sink("http://127.0.0.1:9/v1/logs", "gone", 60_000);
     sink.send(&event("lost")).unwrap();
     let started = std::time::Instant::now();
     assert!(!sink.flush(Duration::from_secs(30)));
@@ -1191,14 +1197,8 @@ fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
 
 #[test]
 fn the_fault_sink_s_flush_sends_what_telemetry_holds_before_the_program_ends() {
-    use webgpu_guard_wgpu::native::HttpSink;
-    use webgpu_guard_wgpu::telemetry::outbox::ExportConfig;
     let (url, bodies) = collector(200);
-    let config = ExportConfig {
-        interval_ms: 60_000,
-        ..ExportConfig::default()
-    };
-    let sink = HttpSink::with_config(&url, "at-exit", config, Vec::new()).expect("a sink");
+    let sink = http_sink(&url, "at-exit", 60_000);
     let runtime = Runtime::headless(Edgy::new(), SIDE, SIDE, RuntimeOptions::default());
     let faults = runtime.faults();
     faults.set_sink(Box::new(sink.clone()));
@@ -1284,10 +1284,10 @@ impl App for Painting {
 
 /// `texture`'s rows, read back tight.
 fn read_texture(gpu: &Gpu, texture: &wgpu::Texture) -> Vec<u8> {
-    let padded = 256u32;
+    let rows = TexelRows::new(CANVAS.0, CANVAS.1, 4).expect("rows");
     let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("read"),
-        size: u64::from(padded * CANVAS.1),
+        size: rows.padded_len(),
         usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
         mapped_at_creation: false,
     });
@@ -1298,7 +1298,7 @@ fn read_texture(gpu: &Gpu, texture: &wgpu::Texture) -> Vec<u8> {
             buffer: &buffer,
             layout: wgpu::TexelCopyBufferLayout {
                 offset: 0,
-                bytes_per_row: Some(padded),
+                bytes_per_row: Some(rows.padded_row()),
                 rows_per_image: Some(CANVAS.1),
             },
         },
@@ -1310,9 +1310,7 @@ fn read_texture(gpu: &Gpu, texture: &wgpu::Texture) -> Vec<u8> {
         .poll(wgpu::PollType::wait_indefinitely())
         .expect("the read");
     let data = buffer.slice(..).get_mapped_range().expect("mapped");
-    data.chunks(padded as usize)
-        .flat_map(|row| row[..(CANVAS.0 * 4) as usize].to_vec())
-        .collect()
+    rows.strip(&data).expect("whole rows")
 }
 
 #[test]
