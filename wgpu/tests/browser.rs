@@ -3,9 +3,12 @@
 //! canvas of the test page, with applications made to fail on purpose.
 #![cfg(target_arch = "wasm32")]
 
+mod common;
+
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use common::{clear, square};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use webgpu_guard_wgpu::{App, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
@@ -32,25 +35,6 @@ async fn until(what: &str, done: impl Fn() -> bool) {
         gloo_timers::future::TimeoutFuture::new(20).await;
     }
     panic!("timed out waiting for {what}");
-}
-
-/// Clears the frame; what `build` does is the test's.
-fn clear(gpu: &Gpu, frame: &Frame) {
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("clear"),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: &frame.view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load: wgpu::LoadOp::Clear(wgpu::Color::BLUE),
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        ..Default::default()
-    });
-    gpu.queue.submit([encoder.finish()]);
 }
 
 /// What each build's work returned.
@@ -81,7 +65,7 @@ where
         if Some(frame.number) == self.throw_at_frame {
             throw_through_wasm();
         }
-        clear(gpu, frame);
+        clear(gpu, frame, wgpu::Color::BLUE);
         Ok(())
     }
 }
@@ -236,24 +220,6 @@ async fn a_frame_that_throws_is_reported_and_the_loop_goes_on() {
     runtime.stop();
 }
 
-/// A texture of `side` x `side` texels, labelled `label`.
-fn square(label: &'static str, side: u32) -> wgpu::TextureDescriptor<'static> {
-    wgpu::TextureDescriptor {
-        label: Some(label),
-        size: wgpu::Extent3d {
-            width: side,
-            height: side,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING,
-        view_formats: &[],
-    }
-}
-
 #[wasm_bindgen_test]
 async fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does() {
     let (runtime, seen) = probe(async |gpu: &Gpu| {
@@ -343,7 +309,7 @@ impl App for Abandons {
                 .device
                 .create_texture(&square("after-the-throw", too_big));
         }
-        clear(gpu, frame);
+        clear(gpu, frame, wgpu::Color::BLUE);
         Ok(())
     }
 }
@@ -449,7 +415,7 @@ impl App for Sized {
 
     fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
         self.frame_size.set((frame.width, frame.height));
-        clear(gpu, frame);
+        clear(gpu, frame, wgpu::Color::BLUE);
         Ok(())
     }
 
@@ -491,30 +457,7 @@ async fn the_drawing_buffer_follows_the_canvas_s_displayed_size() {
 /// and the ladder chooses no size.
 #[wasm_bindgen_test]
 async fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success() {
-    let (runtime, seen) = probe(async |gpu: &Gpu| {
-        if !gpu.confirm_alive().await {
-            return Err(Fault::new(
-                FaultKind::Exception,
-                "a live device read as lost",
-            ));
-        }
-        gpu.device.destroy();
-        let phase = gpu.phase("after the loss");
-        let _buffer = gpu.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("on-a-dead-device"),
-            size: 16,
-            usage: wgpu::BufferUsages::UNIFORM,
-            mapped_at_creation: false,
-        });
-        let fault = phase
-            .end()
-            .await
-            .expect_err("a phase on a lost device succeeded");
-        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
-        gpu.create_texture_fitting(&[square("doomed", 64)])
-            .await
-            .map(|_| ())
-    });
+    let (runtime, seen) = probe(common::phases_and_the_ladder_on_a_destroyed_device);
     runtime.start();
     until("the build", || !seen.borrow().is_empty()).await;
     let fault = seen.borrow()[0]
@@ -541,7 +484,7 @@ impl App for FailsFirst {
     }
 
     fn frame(&self, gpu: &Gpu, _: &mut (), frame: &Frame) -> Result<(), Fault> {
-        clear(gpu, frame);
+        clear(gpu, frame, wgpu::Color::BLUE);
         Ok(())
     }
 }

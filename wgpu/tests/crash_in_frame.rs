@@ -4,8 +4,11 @@
 //! is made. A binary of its own: the panic poisons the module.
 #![cfg(target_arch = "wasm32")]
 
+mod common;
+
 use std::cell::Cell;
 
+use common::clear;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use webgpu_guard_wgpu::{App, Fault, Frame, Gpu, Runtime, RuntimeOptions};
@@ -29,21 +32,7 @@ impl App for Panicky {
         if self.frames.get() == self.panic_at {
             panic!("the application's frame panicked on purpose");
         }
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("clear"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &frame.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::GREEN),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            ..Default::default()
-        });
-        gpu.queue.submit([encoder.finish()]);
+        clear(gpu, frame, wgpu::Color::GREEN);
         Ok(())
     }
 }

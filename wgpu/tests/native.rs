@@ -4,10 +4,13 @@
 //! fail on purpose.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
+use common::{clear, square};
 use webgpu_guard_wgpu::snapshot::TexelRows;
 use webgpu_guard_wgpu::{App, DeviceState, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
 
@@ -431,25 +434,6 @@ fn a_resize_reaches_the_application_and_the_offscreen_target() {
     );
 }
 
-/// Clears `frame` to `colour` and submits.
-fn clear(gpu: &Gpu, frame: &Frame, colour: wgpu::Color) {
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("clear"),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: &frame.view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load: wgpu::LoadOp::Clear(colour),
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        ..Default::default()
-    });
-    gpu.queue.submit([encoder.finish()]);
-}
-
 /// An application whose `build` runs `work` and keeps what it returns.
 struct Probe<W> {
     work: W,
@@ -561,24 +545,6 @@ fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
     assert_eq!(caret, token, "{text}");
 }
 
-/// A texture of `side` x `side` texels, labelled `label`.
-fn square(label: &'static str, side: u32) -> wgpu::TextureDescriptor<'static> {
-    wgpu::TextureDescriptor {
-        label: Some(label),
-        size: wgpu::Extent3d {
-            width: side,
-            height: side,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8Unorm,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING,
-        view_formats: &[],
-    }
-}
-
 #[test]
 fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does() {
     let (_runtime, outcome) = probe(async |gpu: &Gpu| {
@@ -605,39 +571,7 @@ fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does()
 /// are not read as success on it.
 #[test]
 fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success() {
-    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
-        assert!(gpu.confirm_alive().await, "a live device read as lost");
-        gpu.device.destroy();
-        assert!(
-            !gpu.confirm_alive().await,
-            "a destroyed device read as alive"
-        );
-        let phase = gpu.phase("after the loss");
-        let _buffer = gpu.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("on-a-dead-device"),
-            size: 16,
-            usage: wgpu::BufferUsages::UNIFORM,
-            mapped_at_creation: false,
-        });
-        let fault = phase
-            .end()
-            .await
-            .expect_err("a phase on a lost device succeeded");
-        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
-        assert_eq!(fault.origin.phase.as_deref(), Some("after the loss"));
-        // An inner phase the outer one ended first is no more certain.
-        let outer = gpu.phase("outer");
-        let inner = gpu.phase("inner");
-        assert!(outer.end().await.is_err());
-        let fault = inner
-            .end()
-            .await
-            .expect_err("an inner phase on a lost device succeeded");
-        assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
-        gpu.create_texture_fitting(&[square("doomed", 64)])
-            .await
-            .map(|_| ())
-    });
+    let (_runtime, outcome) = probe(common::phases_and_the_ladder_on_a_destroyed_device);
     let fault = outcome.expect_err("the ladder chose a size on a lost device");
     assert!(fault.message.contains("no size fits"), "{fault}");
 }
