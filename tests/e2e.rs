@@ -989,6 +989,35 @@ async fn the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2(
     Ok(())
 }
 
+on_both!(a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_growing);
+/// The demo's canvas is sized by CSS. When that CSS stops applying (here an
+/// inline `auto`, as a class removed or a media query no longer matching
+/// would), the canvas is laid out at its drawing buffer's size, and following
+/// that at a ratio of 2 would double it every frame up to the device's largest
+/// texture. It keeps the size it had, sharp.
+async fn a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_growing(
+    browser: Browser,
+) -> TestResult {
+    let s = session(browser, Flags::WebGpuRatio2).await?;
+    s.driver.set_window_rect(0, 0, 1024, 768).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    let first = wait_sharp(&s, "at start").await?;
+    s.eval(
+        "const c = document.getElementById('scene'); \
+         c.style.width = 'auto'; c.style.height = 'auto'; return true",
+    )
+    .await?;
+    s.wait_frames(30).await?;
+    let after = canvas_geometry(&s).await?;
+    assert_eq!(after[..5], first[..5], "it was {first:?}");
+    let status = s.status().await?;
+    assert_eq!(status["generation"], 1, "{status}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(the_demo_s_canvas_keeps_its_size_while_the_panels_fill_up);
 /// A storm fills the HUD and the console panel: the canvas's layout must not
 /// move (each shift would rebuild the size-dependent targets).

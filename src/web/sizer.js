@@ -5,7 +5,7 @@
 // Starts observing; null where the browser has no ResizeObserver.
 export function observe_size(canvas) {
   if (typeof ResizeObserver === 'undefined') return null;
-  const sizer = { css: null, device: null, observer: null, pinned: false };
+  const sizer = { css: null, device: null, observer: null, pinned: false, suspects: [null, null] };
   // Judged once the canvas is laid out: now, or (hidden, or not yet in the
   // document) at the first observation that finds it displayed.
   sizer.pinned = pin_intrinsic_size(canvas, true);
@@ -16,11 +16,14 @@ export function observe_size(canvas) {
     for (const entry of entries) {
       if (!sizer.pinned) sizer.pinned = pin_intrinsic_size(canvas, false);
       const box = entry.contentBoxSize && entry.contentBoxSize[0];
-      sizer.css = box
+      const css = box
         ? [box.inlineSize, box.blockSize]
         : [entry.contentRect.width, entry.contentRect.height];
       const device = entry.devicePixelContentBoxSize && entry.devicePixelContentBoxSize[0];
-      sizer.device = device ? [device.inlineSize, device.blockSize] : null;
+      const pinned = sizer.pinned && pin_sides_css_let_go(sizer, canvas, css);
+      sizer.css = css;
+      // A side pinned now: its device-pixel size comes with the next observation.
+      sizer.device = device && !pinned ? [device.inlineSize, device.blockSize] : null;
     }
   });
   // Engines without the device-pixel box refuse the option (a TypeError):
@@ -109,6 +112,57 @@ function pin_intrinsic_size(canvas, probe) {
   if (Math.abs(grown[0] - before[0]) > 0.01) canvas.style.width = (before[0] + extra[0]) + 'px';
   if (Math.abs(grown[1] - before[1]) > 0.01) canvas.style.height = (before[1] + extra[1]) + 'px';
   return true;
+}
+
+// The sizing CSS of a side judged sized may stop applying later (a class
+// removed, a media query no longer matching, an inline size set to auto): the
+// side is then laid out at its attribute's size, and following it grows the
+// canvas without end at any ratio but 1. A side seen laid out at exactly its
+// attribute's size is suspected, with the size it had before. It is pinned at
+// that size (`css` takes it) when the layout follows the attribute once more
+// within the next frames, as the runtime resizes the buffer; otherwise the
+// suspicion lapses: a CSS size that merely equals the attribute's for a moment
+// stays CSS's. Returns whether a side was pinned.
+function pin_sides_css_let_go(sizer, canvas, css) {
+  const ratio = typeof devicePixelRatio === 'number' ? devicePixelRatio : 1;
+  if (Math.abs(ratio - 1) < 0.01 || sizer.css === null) return false;
+  const attributes = [canvas.width, canvas.height];
+  const extra = border_box_extra(canvas);
+  let pinned = false;
+  for (let side = 0; side < 2; side++) {
+    const suspect = sizer.suspects[side];
+    const at_attribute = Math.abs(css[side] - attributes[side]) < 0.01;
+    if (!at_attribute) {
+      sizer.suspects[side] = null;
+    } else if (suspect === null) {
+      if (Math.abs(sizer.css[side] - css[side]) > 0.01) {
+        const made = { size: sizer.css[side], attribute: attributes[side] };
+        sizer.suspects[side] = made;
+        lapse_after_frames(3, () => {
+          if (sizer.suspects[side] === made) sizer.suspects[side] = null;
+        });
+      }
+    } else if (suspect.attribute !== attributes[side]) {
+      const size = (suspect.size + extra[side]) + 'px';
+      // Written at the next frame: a size changed inside the observer's
+      // callback is an error the page sees ("ResizeObserver loop completed
+      // with undelivered notifications"). Until then `css` holds it.
+      lapse_after_frames(1, () => {
+        if (side === 0) canvas.style.width = size; else canvas.style.height = size;
+      });
+      css[side] = suspect.size;
+      sizer.suspects[side] = null;
+      pinned = true;
+    }
+  }
+  return pinned;
+}
+
+// Runs `then` after `frames` animation frames (at once where there are none,
+// or none are asked for).
+function lapse_after_frames(frames, then) {
+  if (typeof requestAnimationFrame !== 'function' || frames <= 0) return then();
+  requestAnimationFrame(() => lapse_after_frames(frames - 1, then));
 }
 
 // The padding and border a border-box size holds beside the content box, in
