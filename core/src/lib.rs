@@ -39,6 +39,7 @@ pub mod formats;
 pub mod frame_sampling;
 #[doc(hidden)]
 pub mod held;
+pub mod init_timings;
 #[cfg(feature = "js")]
 pub mod js_value;
 pub mod ledger;

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use webgpu_guard_core::fault::{Fault, FaultKind};
+use webgpu_guard_core::init_timings::{smoothed, AttemptSteps, InitClock, InitTimings};
 use webgpu_guard_core::ledger::SharedLedger;
 use webgpu_guard_core::oneshot;
 use webgpu_guard_core::supervisor::{
@@ -162,31 +163,48 @@ pub(crate) struct Driver<A: App, H: Host> {
     frames_from_timer: Cell<u64>,
     last_frame_ms: Cell<f64>,
     crash_handled: Cell<bool>,
-    timings: Timings,
+    record: Record,
 }
 
-/// When things happened, for `gpuStatus()` and the bench (milliseconds on the
+/// What inits and frames did, for the status (milliseconds on the
 /// platform's clock).
 #[derive(Default)]
-struct Timings {
-    /// The first frame presented on the first device.
-    first_frame_at: Cell<Option<f64>>,
-    /// When the recovery under way began (the loss seen, or asked for).
-    recovery_since: Cell<Option<f64>>,
-    /// When the attempt under way began.
-    attempt_since: Cell<f64>,
-    /// The last recovery: from its beginning to the new device's first frame.
-    last_recovery_ms: Cell<Option<f64>>,
-    /// The last rebuild: from its attempt's beginning to the first frame.
-    last_rebuild_ms: Cell<Option<f64>>,
+struct Record {
+    /// The inits' timings, from their triggers to their first frames.
+    init: InitClock,
+    /// An init's trigger (a start, a loss seen, a recovery asked for) came,
+    /// and its first frame has not: a second word of it does not move it.
+    triggered: Cell<bool>,
+    /// The steps of the attempt under way, so far.
+    steps: Cell<AttemptSteps>,
+    adapter: RefCell<String>,
+    frame_ms: Cell<f64>,
+    frames_thrown: Cell<u64>,
+    stalled: Cell<bool>,
+    resizes: Cell<u64>,
 }
 
-/// What [`Driver::timings`] reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct TimingReport {
-    pub(crate) first_frame_at_ms: Option<f64>,
-    pub(crate) last_recovery_ms: Option<f64>,
-    pub(crate) last_rebuild_ms: Option<f64>,
+impl Record {
+    /// The application's `frame` took `elapsed` ms: smoothed in.
+    fn frame_took(&self, elapsed: f64) {
+        self.frame_ms.set(smoothed(self.frame_ms.get(), elapsed));
+    }
+}
+
+/// What [`Driver::record`] reads for the status.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Report {
+    pub(crate) frames: u64,
+    pub(crate) frames_from_timer: u64,
+    pub(crate) driven_by_timer: bool,
+    pub(crate) loop_alive: bool,
+    pub(crate) adapter: String,
+    pub(crate) frame_ms: f64,
+    pub(crate) frames_thrown: u64,
+    pub(crate) stalled: bool,
+    pub(crate) resizes: u64,
+    pub(crate) cold_start: Option<InitTimings>,
+    pub(crate) last_init: Option<InitTimings>,
 }
 
 impl<A: App, H: Host> Driver<A, H> {
@@ -211,7 +229,7 @@ impl<A: App, H: Host> Driver<A, H> {
             frames_from_timer: Cell::new(0),
             last_frame_ms: Cell::new(0.0),
             crash_handled: Cell::new(false),
-            timings: Timings::default(),
+            record: Record::default(),
         });
         let me = driver.me.clone();
         driver.host.on_crash_elsewhere(Box::new(move || {
@@ -234,26 +252,37 @@ impl<A: App, H: Host> Driver<A, H> {
         self.read(Supervisor::state)
     }
 
-    /// The first frame's time, and the last recovery's and rebuild's length.
-    pub(crate) fn timings(&self) -> TimingReport {
-        TimingReport {
-            first_frame_at_ms: self.timings.first_frame_at.get(),
-            last_recovery_ms: self.timings.last_recovery_ms.get(),
-            last_rebuild_ms: self.timings.last_rebuild_ms.get(),
+    /// What inits and frames did so far.
+    pub(crate) fn record(&self) -> Report {
+        let record = &self.record;
+        Report {
+            frames: self.frames.get(),
+            frames_from_timer: self.frames_from_timer.get(),
+            driven_by_timer: self.driven.borrow().is_some(),
+            loop_alive: self.frame_request.borrow().is_some(),
+            adapter: record.adapter.borrow().clone(),
+            frame_ms: record.frame_ms.get(),
+            frames_thrown: record.frames_thrown.get(),
+            stalled: record.stalled.get(),
+            resizes: record.resizes.get(),
+            cold_start: record.init.cold_start(),
+            last_init: record.init.last_init(),
         }
     }
 
-    /// A recovery begins now (a loss seen, or one asked for), unless one
-    /// under way began earlier.
+    /// A start, or a recovery (a loss seen, or one asked for), begins now,
+    /// unless one under way began earlier.
     fn recovery_begins(&self) {
-        if self.timings.recovery_since.get().is_none() {
-            self.timings.recovery_since.set(Some(self.host.now_ms()));
+        if !self.record.triggered.replace(true) {
+            self.record.init.triggered(self.host.now_ms());
         }
     }
 
-    /// Frames drawn, and those drawn from a timer.
-    pub(crate) fn frame_counts(&self) -> (u64, u64) {
-        (self.frames.get(), self.frames_from_timer.get())
+    /// A step of the attempt under way ended now.
+    fn step_done(&self, step: impl FnOnce(&mut AttemptSteps, f64)) {
+        let mut steps = self.record.steps.get();
+        step(&mut steps, self.host.now_ms());
+        self.record.steps.set(steps);
     }
 
     /// The running generation's GPU and resources, lent to `f`; `None` when
@@ -362,6 +391,7 @@ impl<A: App, H: Host> Driver<A, H> {
             return;
         }
         self.host.hide_fallback();
+        self.recovery_begins();
         let me = self.me.clone();
         *self.visibility.borrow_mut() = Some(self.host.watch_visibility(Box::new(move |hidden| {
             if let Some(driver) = me.upgrade() {
@@ -562,6 +592,7 @@ impl<A: App, H: Host> Driver<A, H> {
                         "still frozen: probing the device and drawing from a timer until frames come back"
                     }
                 };
+                self.record.stalled.set(true);
                 self.report(Fault::new(
                     FaultKind::DeviceLost,
                     format!(
@@ -663,6 +694,7 @@ impl<A: App, H: Host> Driver<A, H> {
         self.note(&format!(
             "device generation {generation} running ({adapter})"
         ));
+        *self.record.adapter.borrow_mut() = adapter;
         self.request_frame();
         // After a loss, frames come from a timer too until the first frame
         // arrives: some browsers send none for a while after a GPU process died.
@@ -735,8 +767,9 @@ impl<A: App, H: Host> Driver<A, H> {
 
     fn frame(&self, time: f64, from_timer: bool) {
         if !from_timer {
-            // Frames come again: no more from the timer.
+            // Frames come again: no more from the timer, and no stall.
             self.driven.borrow_mut().take();
+            self.record.stalled.set(false);
         }
         let Some(live) = self.live.borrow().clone() else {
             return;
@@ -751,16 +784,8 @@ impl<A: App, H: Host> Driver<A, H> {
         }
         let drawn = self.render(&live, time);
         if drawn == Drawn::Presented && live.frames.get() == 1 {
-            let now = self.host.now_ms();
-            if generation == 1 {
-                self.timings.first_frame_at.set(Some(now));
-            }
-            if let Some(since) = self.timings.recovery_since.take() {
-                self.timings.last_recovery_ms.set(Some(now - since));
-                self.timings
-                    .last_rebuild_ms
-                    .set(Some(now - self.timings.attempt_since.get()));
-            }
+            self.record.init.first_frame(self.host.now_ms());
+            self.record.triggered.set(false);
             self.drive(Job::Event(
                 Event::FirstFrame {
                     generation,
@@ -804,6 +829,7 @@ impl<A: App, H: Host> Driver<A, H> {
         let gpu = &live.gpu;
         let size = fit_size(self.host.drawing_size(live.max_side), live.max_side);
         if size != gpu.size() {
+            self.record.resizes.set(self.record.resizes.get() + 1);
             self.reconfigure(live, size);
             let mut resources = live.resources.borrow_mut();
             if let Some(resources) = resources.as_mut() {
@@ -843,9 +869,15 @@ impl<A: App, H: Host> Driver<A, H> {
             let mut resources = live.resources.borrow_mut();
             if let Some(resources) = resources.as_mut() {
                 let mut outcome = Ok(());
+                let began = self.host.now_ms();
                 let thrown = self.call_app("the frame", &mut || {
                     outcome = self.app.frame(gpu, resources, &frame);
                 });
+                self.record.frame_took(self.host.now_ms() - began);
+                if thrown.is_err() {
+                    let record = &self.record;
+                    record.frames_thrown.set(record.frames_thrown.get() + 1);
+                }
                 if let Err(fault) = thrown.and(outcome) {
                     self.report(fault.in_frame(number));
                 }
@@ -1010,7 +1042,13 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
-    driver.timings.attempt_since.set(driver.host.now_ms());
+    let recovery = driver.read(|s| s.generation()) > 0;
+    driver.step_done(|steps, now| {
+        *steps = AttemptSteps {
+            started: now,
+            ..AttemptSteps::default()
+        }
+    });
     let instance = wgpu::Instance::new(driver.host.instance_descriptor());
     let surface = match driver
         .host
@@ -1031,6 +1069,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
+    driver.step_done(|steps, now| steps.adapter = now);
     let adapter = match adapter {
         Ok(adapter) => adapter,
         Err(_) if driver.host.has_gpu_api() => return driver.fail(attempt, InitFailure::NoAdapter),
@@ -1047,6 +1086,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
+    driver.step_done(|steps, now| steps.device = now);
     let (device, queue) = match device {
         Ok(pair) => pair,
         Err(e) => return driver.fail(attempt, InitFailure::Step(InitStep::Device, e.to_string())),
@@ -1114,6 +1154,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         }
         None => Target::Offscreen(offscreen_texture(&device, size)),
     };
+    driver.step_done(|steps, now| steps.configured = now);
     let format = match &target {
         Target::Surface { config, .. } => config.format,
         Target::Offscreen(_) => OFFSCREEN_FORMAT,
@@ -1151,6 +1192,11 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     }
     match built.and_then(|result| result) {
         Ok(resources) => {
+            driver.step_done(|steps, now| steps.built = now);
+            driver
+                .record
+                .init
+                .init_done(driver.record.steps.get(), recovery);
             let live = Live {
                 gpu,
                 instance,

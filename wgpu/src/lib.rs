@@ -96,6 +96,7 @@
 pub use webgpu_guard_core::backoff::Backoff;
 pub use webgpu_guard_core::fault::{CallSite, Fault, FaultKind, FaultRecord, Origin};
 pub use webgpu_guard_core::fault_log::{FaultStats, Severity};
+pub use webgpu_guard_core::init_timings::InitTimings;
 pub use webgpu_guard_core::ledger::{LedgerReport, Tally};
 pub use webgpu_guard_core::sanitize::Sanitizer;
 pub use webgpu_guard_core::supervisor::{

@@ -259,12 +259,18 @@ async fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second
     let started = js_sys::Date::now();
     runtime.start();
     until("the build", || !seen.borrow().is_empty()).await;
-    until("300 errors counted", || runtime.status().validation >= 300).await;
+    until("300 errors counted", || {
+        runtime.status().faults.validation >= 300
+    })
+    .await;
     let status = runtime.status();
     let seconds = ((js_sys::Date::now() - started) / 1000.0).ceil() as u64;
     // 5 lines a second and one cut-off line, besides the runtime's few notes
     // (the device running): never a line per error.
-    assert!(status.logged <= 6 * seconds + 4, "{seconds} s: {status:?}");
+    assert!(
+        status.faults.logged <= 6 * seconds + 4,
+        "{seconds} s: {status:?}"
+    );
     runtime.stop();
 }
 
@@ -335,10 +341,10 @@ async fn a_phase_a_throw_abandoned_is_closed_with_the_frame_that_opened_it() {
             .recent_lines()
             .join("\n")
             .contains("after-the-throw")
-            || runtime.status().validation >= 1 && runtime.app().frames.get() > 8
+            || runtime.status().faults.validation >= 1 && runtime.app().frames.get() > 8
     })
     .await;
-    assert!(runtime.status().validation >= 1);
+    assert!(runtime.status().faults.validation >= 1);
     // And the device goes without wgpu's out-of-order panic.
     runtime.stop();
     until("stopped", || runtime.status().state.as_str() == "stopped").await;
@@ -558,5 +564,71 @@ async fn a_border_box_canvas_sized_by_its_attributes_keeps_its_size() {
     until("more frames", || runtime.status().frames > frames + 10).await;
     assert_eq!(runtime.app().frame_size.get(), wanted);
     assert_eq!(canvas.client_width(), 64 + 2 * 3, "the content box shrank");
+    runtime.stop();
+}
+
+/// The keys of `object`, sorted.
+fn keys(object: &wasm_bindgen::JsValue) -> Vec<String> {
+    let mut keys: Vec<String> = js_sys::Object::keys(object.unchecked_ref::<js_sys::Object>())
+        .iter()
+        .filter_map(|key| key.as_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// What `object` holds under `key`.
+fn get(object: &wasm_bindgen::JsValue, key: &str) -> wasm_bindgen::JsValue {
+    js_sys::Reflect::get(object, &key.into()).unwrap()
+}
+
+/// `gpuStatus()`'s object has every key of webgpu-guard's, the nested
+/// objects' included, with their meaning: a script written against either
+/// front reads the other.
+#[wasm_bindgen_test]
+async fn the_status_object_has_webgpu_guard_s_keys_and_says_what_runs() {
+    let (runtime, _seen) = probe(async |_: &Gpu| Ok(()));
+    runtime.start();
+    until("frames and their time", || {
+        let s = runtime.status();
+        s.frames > 2 && s.frame_ms > 0.0 && s.cold_start.is_some()
+    })
+    .await;
+    let ours: wasm_bindgen::JsValue = runtime.status().to_js().into();
+    let mut reference = webgpu_guard::web::runtime::Status::default();
+    reference.cold_start = Some(Default::default());
+    let theirs: wasm_bindgen::JsValue = reference.to_js().into();
+    let ours_keys = keys(&ours);
+    for key in keys(&theirs) {
+        assert!(
+            ours_keys.contains(&key),
+            "`{key}` missing from {ours_keys:?}"
+        );
+    }
+    for nested in ["errors", "coldStart"] {
+        assert_eq!(
+            keys(&get(&ours, nested)),
+            keys(&get(&theirs, nested)),
+            "{nested}"
+        );
+    }
+    assert_eq!(
+        keys(&get(&ours, "lastInit")),
+        keys(&get(&theirs, "coldStart"))
+    );
+    let adapter = get(&ours, "adapter").as_string().unwrap_or_default();
+    assert!(!adapter.is_empty());
+    assert_eq!(get(&ours, "level").as_string().as_deref(), Some("phases"));
+    assert_eq!(
+        get(&ours, "frameClock").as_string().as_deref(),
+        Some("animation-frame")
+    );
+    assert_eq!(get(&ours, "framesFromTimer").as_bool(), Some(false));
+    assert_eq!(get(&ours, "loopAlive").as_bool(), Some(true));
+    assert_eq!(get(&ours, "stalled").as_bool(), Some(false));
+    assert!(get(&ours, "wasmMemoryBytes").as_f64().unwrap_or(0.0) > 0.0);
+    let first_frame = get(&get(&ours, "coldStart"), "firstFrameAtMs").as_f64();
+    assert!(first_frame.unwrap_or(0.0) > 0.0, "{first_frame:?}");
+    assert_eq!(get(&ours, "firstFrameAtMs").as_f64(), first_frame);
     runtime.stop();
 }

@@ -257,7 +257,7 @@ fn an_injected_loss_is_recovered_with_the_identical_picture_ten_times_in_a_row()
         );
     }
     assert_eq!(runtime.app().builds.get(), 11);
-    assert_eq!(runtime.status().validation, 0);
+    assert_eq!(runtime.status().faults.validation, 0);
     runtime.stop();
 }
 
@@ -434,6 +434,64 @@ fn a_resize_reaches_the_application_and_the_offscreen_target() {
     );
 }
 
+/// The status carries what webgpu-guard's does: the adapter, the frame's time,
+/// the loop, the resizes, each init's steps from its trigger to its first
+/// frame (the cold start kept, a recovery's the last), and the last recovery's
+/// length read from them.
+#[test]
+fn the_status_tells_the_adapter_the_frames_the_resizes_and_each_init_s_steps() {
+    let runtime = Runtime::headless(Painter::new(), SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "device 1 drawing", running_on(&runtime, 1));
+    until(&runtime, "the frame's time", |r| r.status().frame_ms > 0.0);
+    let status = runtime.status();
+    assert!(!status.adapter.is_empty(), "{status:?}");
+    assert!(
+        status.loop_alive && !status.stalled && !status.hidden,
+        "{status:?}"
+    );
+    assert_eq!((status.frames_thrown, status.runtime_bugs), (0, 0));
+    assert!(status.peak_bytes >= status.live_bytes && status.live_bytes > 0);
+    let cold = status.cold_start.expect("the cold start's timings");
+    assert!(!cold.recovery, "{cold:?}");
+    assert_eq!(status.last_init, Some(cold));
+    assert_eq!(status.first_frame_at_ms, Some(cold.first_frame_at_ms));
+    let steps = cold.adapter_ms + cold.device_ms + cold.configure_ms + cold.resources_ms;
+    assert!(
+        [
+            cold.wait_ms,
+            cold.adapter_ms,
+            cold.device_ms,
+            cold.configure_ms,
+            cold.resources_ms
+        ]
+        .iter()
+        .all(|ms| *ms >= 0.0)
+            && cold.to_first_frame_ms >= steps
+            && cold.to_picture_ms >= cold.to_first_frame_ms,
+        "{cold:?}"
+    );
+    assert_eq!(status.last_recovery_ms, None, "no recovery yet");
+
+    runtime.set_size(2 * SIDE, SIDE / 2);
+    until(&runtime, "the resize", |r| r.status().resizes == 1);
+    assert!(runtime.inject_loss());
+    until(&runtime, "device 2 drawing", running_on(&runtime, 2));
+    let status = runtime.status();
+    let last = status.last_init.expect("the recovery's timings");
+    assert!(
+        last.recovery && last.first_frame_at_ms > cold.first_frame_at_ms,
+        "{last:?}"
+    );
+    assert_eq!(status.cold_start, Some(cold), "the cold start is kept");
+    assert_eq!(status.last_recovery_ms, Some(last.to_picture_ms));
+    assert_eq!(status.last_rebuild_ms, Some(last.to_first_frame_ms));
+    assert_eq!(
+        status.resizes, 1,
+        "the new device was built at the new size"
+    );
+}
+
 /// An application whose `build` runs `work` and keeps what it returns.
 struct Probe<W> {
     work: W,
@@ -588,14 +646,17 @@ fn a_storm_of_uncaptured_errors_is_counted_and_written_five_lines_a_second() {
         Ok(())
     });
     until(&runtime, "300 errors counted", |r| {
-        r.status().validation >= 300
+        r.status().faults.validation >= 300
     });
     let status = runtime.status();
     let seconds = started.elapsed().as_secs_f64().ceil() as u64;
     // 5 lines a second and one cut-off line, besides the runtime's few
     // notes: never a line per error.
-    assert!(status.logged <= 6 * seconds + 4, "{seconds} s: {status:?}");
-    assert!(status.suppressed >= 250, "{status:?}");
+    assert!(
+        status.faults.logged <= 6 * seconds + 4,
+        "{seconds} s: {status:?}"
+    );
+    assert!(status.faults.suppressed >= 250, "{status:?}");
     let groups = runtime.faults().groups();
     let storm = groups
         .iter()
@@ -670,7 +731,7 @@ fn telemetry_reaches_a_collector_grouped_by_kind_and_label_and_sanitised() {
     runtime.faults().set_sink(Box::new(sink.clone()));
     runtime.start();
     until(&runtime, "200 errors delivered", |r| {
-        r.status().validation >= 200 && sink.stats().delivered >= 200
+        r.status().faults.validation >= 200 && sink.stats().delivered >= 200
     });
     let stats = sink.stats();
     assert_eq!((stats.counted, stats.dropped), (200, 0), "{stats:?}");
@@ -979,7 +1040,7 @@ fn an_uncaptured_error_is_tagged_with_the_frame_that_made_it() {
     edgy.error_at_frame = Some(5);
     let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
     runtime.start();
-    until(&runtime, "the error", |r| r.status().validation >= 1);
+    until(&runtime, "the error", |r| r.status().faults.validation >= 1);
     let lines = runtime.faults().recent_lines().join("\n");
     assert!(lines.contains("at frame 5"), "{lines}");
 }
@@ -1055,7 +1116,7 @@ fn a_sampled_frame_s_error_names_its_object_and_frame_and_groups_by_the_object()
     };
     let runtime = Runtime::headless(edgy, SIDE, SIDE, options);
     runtime.start();
-    until(&runtime, "the error", |r| r.status().validation >= 1);
+    until(&runtime, "the error", |r| r.status().faults.validation >= 1);
     let lines = runtime.faults().recent_lines().join("\n");
     assert!(
         lines.contains("validation error in phase \"frame\" on \"late-mistake\" at frame 5"),
@@ -1121,7 +1182,7 @@ fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
     until(&runtime, "frames", running_on(&runtime, 11));
     let status = runtime.status();
     assert_eq!(
-        status.validation,
+        status.faults.validation,
         0,
         "{:#?}\n{:#?}",
         runtime.faults().recent_lines(),

@@ -18,7 +18,8 @@ use crate::web::init::{self, GpuContext};
 use crate::web::js::now_ms;
 
 use super::slot::{Arrival, Handover};
-use super::{App, InitTimings, Inner};
+use super::{App, Inner};
+use crate::init_timings::AttemptSteps;
 
 /// What a build's `Err` means for the next attempt: a fault that can pass on a
 /// fresh device (out of memory, an internal error) is retried; a lost device
@@ -57,7 +58,6 @@ impl<A: App> Inner<A> {
             return;
         };
         let t0 = now_ms();
-        let wait_ms = t0 - this.timings.trigger_ms();
         let recovery = this.driver.ran_before();
         let device_label = this.options.init.device_label.clone();
         let gpu_api = match init::navigator_gpu() {
@@ -206,18 +206,14 @@ impl<A: App> Inner<A> {
         // Only the attempt under way's timings (a stale one's are not news).
         if this.driver.attempt_owns(attempt) {
             this.timings.init_done(
-                InitTimings {
-                    wait_ms,
-                    adapter_ms: t1 - t0,
-                    device_ms: t2 - t1,
-                    configure_ms: t3 - t2,
-                    resources_ms: t4 - t3,
-                    to_first_frame_ms: 0.0,
-                    to_picture_ms: 0.0,
-                    first_frame_at_ms: 0.0,
-                    recovery,
+                AttemptSteps {
+                    started: t0,
+                    adapter: t1,
+                    device: t2,
+                    configured: t3,
+                    built: t4,
                 },
-                t0,
+                recovery,
             );
         }
         // The driver runs it, or destroys it if the attempt was superseded.

@@ -12,6 +12,7 @@ use super::driver::Job;
 use super::frame_loop::Source;
 use super::slot::Live;
 use super::{App, FrameInfo, Inner};
+use crate::init_timings::smoothed;
 use crate::supervisor::Event;
 use crate::web::crash;
 use crate::web::js::now_ms;
@@ -63,12 +64,8 @@ impl FrameStats {
 
     fn took(&self, elapsed: f64) {
         self.total_ms.set(self.total_ms.get() + elapsed);
-        let smoothed = self.smoothed_ms.get();
-        self.smoothed_ms.set(if smoothed == 0.0 {
-            elapsed
-        } else {
-            smoothed * 0.9 + elapsed * 0.1
-        });
+        self.smoothed_ms
+            .set(smoothed(self.smoothed_ms.get(), elapsed));
     }
 }
 

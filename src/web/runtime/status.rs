@@ -1,38 +1,17 @@
 //! What `gpuStatus()` and the HUD read: a snapshot of the runtime.
 
-use std::cell::Cell;
-
 use wasm_bindgen::JsValue;
 
 use super::{App, Inner};
 use crate::fault_log::FaultStats;
+use crate::init_timings::{AttemptSteps, InitClock};
 use crate::ledger::Tally;
 use crate::supervisor::{DeviceState, Fallback, LossRecord};
 use crate::web::js::now_ms;
 use crate::web::session::DiagnosticsLevel;
 
 /// How long one init took, step by step (milliseconds).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct InitTimings {
-    /// From the trigger (start, loss, request) to the attempt's start: the wait.
-    pub wait_ms: f64,
-    /// `requestAdapter()`.
-    pub adapter_ms: f64,
-    /// `requestDevice()`.
-    pub device_ms: f64,
-    /// Canvas configuration.
-    pub configure_ms: f64,
-    /// The application's `build` (resources and pipelines).
-    pub resources_ms: f64,
-    /// From the attempt's start to the first frame submitted.
-    pub to_first_frame_ms: f64,
-    /// From the trigger to the first frame submitted (the wait included).
-    pub to_picture_ms: f64,
-    /// When the first frame was submitted (`performance.now()`, milliseconds).
-    pub first_frame_at_ms: f64,
-    /// Whether this was a recovery (not the first start).
-    pub recovery: bool,
-}
+pub use crate::init_timings::InitTimings;
 
 /// A snapshot for `gpuStatus()` and the HUD (made by the runtime only: new
 /// fields may come).
@@ -92,6 +71,40 @@ pub struct Status {
     /// reached while lent, foreign code called while it was): 0 unless the
     /// library is wrong; each is reported once with its place.
     pub runtime_bugs: u32,
+}
+
+impl Default for Status {
+    /// An idle runtime's status, nothing counted. Another front
+    /// (`webgpu-guard-wgpu`) fills one in and writes `gpuStatus()` through
+    /// [`Status::to_js`], so that both write the same keys.
+    fn default() -> Self {
+        Status {
+            state: DeviceState::Idle,
+            generation: 0,
+            recoveries: 0,
+            frames: 0,
+            last_loss: None,
+            faults: FaultStats::default(),
+            live: Tally::default(),
+            peak: Tally::default(),
+            adapter: String::new(),
+            fallback: None,
+            level: DiagnosticsLevel::Phases,
+            frame_ms: 0.0,
+            frame_ms_total: 0.0,
+            cold_start: None,
+            last_init: None,
+            loop_alive: false,
+            hidden: false,
+            frames_thrown: 0,
+            stalled: false,
+            resizes: 0,
+            frames_from_timer: false,
+            wasm_memory_bytes: 0,
+            js_heap_bytes: None,
+            runtime_bugs: 0,
+        }
+    }
 }
 
 fn set(object: &js_sys::Object, key: &str, value: JsValue) {
@@ -251,7 +264,7 @@ impl Status {
 }
 
 /// The size of this module's linear memory, in bytes.
-pub(crate) fn wasm_memory_bytes() -> u64 {
+pub fn wasm_memory_bytes() -> u64 {
     let memory = wasm_bindgen::memory();
     js_sys::Reflect::get(&memory, &"buffer".into())
         .ok()
@@ -261,7 +274,7 @@ pub(crate) fn wasm_memory_bytes() -> u64 {
 }
 
 /// `performance.memory.usedJSHeapSize`, where the engine has it.
-pub(crate) fn js_heap_bytes() -> Option<u64> {
+pub fn js_heap_bytes() -> Option<u64> {
     let performance = web_sys::window()?.performance()?;
     let memory = js_sys::Reflect::get(&performance, &"memory".into()).ok()?;
     if memory.is_undefined() || memory.is_null() {
@@ -271,45 +284,25 @@ pub(crate) fn js_heap_bytes() -> Option<u64> {
     used.as_f64().map(|bytes| bytes as u64)
 }
 
-/// When recoveries were triggered and how long inits took.
+/// When recoveries were triggered and how long inits took, on
+/// `performance.now()`'s clock (the core's [`InitClock`]).
 #[derive(Default)]
-pub(super) struct Timings {
-    /// When the last start, loss or request came (`performance.now()`).
-    trigger_ms: Cell<f64>,
-    cold_start: Cell<Option<InitTimings>>,
-    last_init: Cell<Option<InitTimings>>,
-    /// The timings of the init whose first frame has not come yet, and when
-    /// its attempt started.
-    pending: Cell<Option<(InitTimings, f64)>>,
-}
+pub(super) struct Timings(InitClock);
 
 impl Timings {
     /// A start, a loss or a request came now.
     pub(super) fn triggered_now(&self) {
-        self.trigger_ms.set(now_ms());
+        self.0.triggered(now_ms());
     }
 
-    pub(super) fn trigger_ms(&self) -> f64 {
-        self.trigger_ms.get()
-    }
-
-    /// An init finished its steps (its attempt started at `t0`).
-    pub(super) fn init_done(&self, timings: InitTimings, t0: f64) {
-        self.pending.set(Some((timings, t0)));
+    /// An init finished its steps.
+    pub(super) fn init_done(&self, steps: AttemptSteps, recovery: bool) {
+        self.0.init_done(steps, recovery);
     }
 
     /// The first frame of the init that finished came now.
     pub(super) fn first_frame(&self) {
-        let now = now_ms();
-        if let Some((mut timings, t0)) = self.pending.take() {
-            timings.to_first_frame_ms = now - t0;
-            timings.to_picture_ms = now - self.trigger_ms.get();
-            timings.first_frame_at_ms = now;
-            if !timings.recovery {
-                self.cold_start.set(Some(timings));
-            }
-            self.last_init.set(Some(timings));
-        }
+        self.0.first_frame(now_ms());
     }
 }
 
@@ -359,8 +352,8 @@ impl<A: App> Inner<A> {
             level: self.session.level(),
             frame_ms: self.frames.smoothed_ms(),
             frame_ms_total: self.frames.total_ms(),
-            cold_start: self.timings.cold_start.get(),
-            last_init: self.timings.last_init.get(),
+            cold_start: self.timings.0.cold_start(),
+            last_init: self.timings.0.last_init(),
             loop_alive: self.frame_loop.pending(),
             frames_thrown: self.frames.thrown(),
             stalled: self.watchers.stalled(),

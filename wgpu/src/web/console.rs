@@ -4,6 +4,9 @@
 use wasm_bindgen::prelude::*;
 use webgpu_guard::web::console_functions::{claim, expose_for_good};
 
+use webgpu_guard::web::DiagnosticsLevel;
+use webgpu_guard_core::ledger::Tally;
+
 use super::{Runtime, Status};
 use crate::app::App;
 
@@ -42,57 +45,52 @@ impl<A: App> Runtime<A> {
 }
 
 impl Status {
-    /// The object `gpuStatus()` returns: `state`, `generation`, `recoveries`,
-    /// `frames`, `framesFromTimer`, `liveObjects`, `liveBytes`, `errors`
-    /// (`validation`, `outOfMemory`, `internal`), `logged`, `suppressed`,
-    /// `lastLoss` (`reason`, `message`, `requested`) or null, `fallback` (its
-    /// code) and `fallbackMessage` or null, `firstFrameAtMs`,
-    /// `lastRecoveryMs` and `lastRebuildMs` (null until known).
+    /// The object `gpuStatus()` returns: webgpu-guard's, key for key (written
+    /// by webgpu-guard's [`webgpu_guard::web::runtime::Status::to_js`] from
+    /// this status, so that a key of one front is a key of the other; `level`
+    /// is `"phases"`, what this runtime scopes), and `firstFrameAtMs`,
+    /// `lastRecoveryMs` and `lastRebuildMs` beside them (null until known).
     pub fn to_js(&self) -> js_sys::Object {
-        let object = js_sys::Object::new();
-        let set = |target: &js_sys::Object, key: &str, value: JsValue| {
-            let _ = js_sys::Reflect::set(target, &key.into(), &value);
+        let object = self.as_webgpu_guard_status().to_js();
+        let set = |key: &str, value: Option<f64>| {
+            let value = value.map_or(JsValue::NULL, JsValue::from);
+            let _ = js_sys::Reflect::set(&object, &key.into(), &value);
         };
-        let number = |n: u64| JsValue::from(n as f64);
-        set(&object, "state", self.state.as_str().into());
-        set(&object, "generation", number(self.generation));
-        set(&object, "recoveries", number(self.recoveries));
-        set(&object, "frames", number(self.frames));
-        set(&object, "framesFromTimer", number(self.frames_from_timer));
-        set(&object, "liveObjects", number(self.live_objects));
-        set(&object, "liveBytes", number(self.live_bytes));
-        let errors = js_sys::Object::new();
-        set(&errors, "validation", number(self.validation));
-        set(&errors, "outOfMemory", number(self.out_of_memory));
-        set(&errors, "internal", number(self.internal));
-        set(&object, "errors", errors.into());
-        set(&object, "logged", number(self.logged));
-        set(&object, "suppressed", number(self.suppressed));
-        let last_loss = match &self.last_loss {
-            Some(loss) => {
-                let o = js_sys::Object::new();
-                set(&o, "reason", loss.reason.as_str().into());
-                set(&o, "message", loss.message.as_str().into());
-                set(&o, "requested", loss.requested.into());
-                o.into()
-            }
-            None => JsValue::NULL,
-        };
-        set(&object, "lastLoss", last_loss);
-        let ms = |value: Option<f64>| value.map_or(JsValue::NULL, JsValue::from);
-        set(&object, "firstFrameAtMs", ms(self.first_frame_at_ms));
-        set(&object, "lastRecoveryMs", ms(self.last_recovery_ms));
-        set(&object, "lastRebuildMs", ms(self.last_rebuild_ms));
-        match &self.fallback {
-            Some(fallback) => {
-                set(&object, "fallback", fallback.code().into());
-                set(&object, "fallbackMessage", fallback.message().into());
-            }
-            None => {
-                set(&object, "fallback", JsValue::NULL);
-                set(&object, "fallbackMessage", JsValue::NULL);
-            }
-        }
+        set("firstFrameAtMs", self.first_frame_at_ms);
+        set("lastRecoveryMs", self.last_recovery_ms);
+        set("lastRebuildMs", self.last_rebuild_ms);
         object
+    }
+
+    /// This status in webgpu-guard's terms.
+    fn as_webgpu_guard_status(&self) -> webgpu_guard::web::runtime::Status {
+        let mut status = webgpu_guard::web::runtime::Status::default();
+        status.state = self.state;
+        status.generation = self.generation;
+        status.recoveries = self.recoveries;
+        status.frames = self.frames;
+        status.last_loss = self.last_loss.clone();
+        status.faults = self.faults;
+        status.live = Tally {
+            objects: self.live_objects,
+            bytes: self.live_bytes,
+        };
+        status.peak.bytes = self.peak_bytes;
+        status.adapter = self.adapter.clone();
+        status.fallback = self.fallback.clone();
+        status.level = DiagnosticsLevel::Phases;
+        status.frame_ms = self.frame_ms;
+        status.cold_start = self.cold_start;
+        status.last_init = self.last_init;
+        status.loop_alive = self.loop_alive;
+        status.hidden = self.hidden;
+        status.frames_thrown = self.frames_thrown;
+        status.stalled = self.stalled;
+        status.resizes = self.resizes;
+        status.frames_from_timer = self.driven_by_timer;
+        status.wasm_memory_bytes = webgpu_guard::web::runtime::status::wasm_memory_bytes();
+        status.js_heap_bytes = webgpu_guard::web::runtime::status::js_heap_bytes();
+        status.runtime_bugs = self.runtime_bugs;
+        status
     }
 }
