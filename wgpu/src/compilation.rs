@@ -4,6 +4,7 @@
 //! tested on the host.
 
 use webgpu_guard_core::shader_diag::{CompilationMessage, MessageType};
+use webgpu_guard_core::str_search::{part, rfind_byte};
 
 /// A place in the source as wgpu gives it: 1-based line, and the span's byte
 /// offset and byte length.
@@ -38,14 +39,15 @@ pub fn message_in_utf16(
     };
     let start = floor_boundary(source, span.offset as usize);
     let end = floor_boundary(source, start.saturating_add(span.length as usize));
-    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let before = part(source, 0, start);
+    let line_start = rfind_byte(before, b'\n').map_or(0, |i| i + 1);
     CompilationMessage {
         kind,
         message: message.to_string(),
         line_num: span.line_number,
-        line_pos: utf16_len(&source[line_start..start]) + 1,
-        offset: utf16_len(&source[..start]),
-        length: utf16_len(&source[start..end]),
+        line_pos: utf16_len(part(source, line_start, start)) + 1,
+        offset: utf16_len(before),
+        length: utf16_len(part(source, start, end)),
     }
 }
 
