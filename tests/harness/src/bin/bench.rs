@@ -277,7 +277,13 @@ fn part_of(name: &str) -> &'static str {
     }
     let first = |needle: &str| name.find(needle).unwrap_or(usize::MAX);
     let demo = first("webgpu_guard_demo");
-    let library = first("webgpu_guard::");
+    // The web front's own items, and the core's (its own crate since the
+    // split: `webgpu_guard_core::`, which the std rule below would take).
+    let (library, prefix) = ["webgpu_guard::", "webgpu_guard_core::"]
+        .iter()
+        .map(|prefix| (first(prefix), prefix.len()))
+        .min()
+        .unwrap_or((usize::MAX, 0));
     let formatting = first("core::fmt")
         .min(first("::fmt::"))
         .min(first("fmt::Write"));
@@ -309,7 +315,7 @@ fn part_of(name: &str) -> &'static str {
     if earliest == glue {
         return "wasm-bindgen, js-sys, web-sys glue";
     }
-    let rest = &name[library + "webgpu_guard::".len()..];
+    let rest = &name[library + prefix..];
     for (needle, part) in LIBRARY.iter().chain(LIBRARY_MORE.iter()) {
         if rest.starts_with(needle) || rest.starts_with(&format!("web::{needle}")) {
             return part;
