@@ -990,11 +990,12 @@ async fn the_demo_fills_its_stage_and_stays_sharp_at_every_size_and_ratio_2(
 }
 
 on_both!(a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_growing);
-/// The demo's canvas is sized by CSS. When that CSS stops applying (here an
-/// inline `auto`, as a class removed or a media query no longer matching
-/// would), the canvas is laid out at its drawing buffer's size, and following
-/// that at a ratio of 2 would double it every frame up to the device's largest
-/// texture. It keeps the size it had, sharp.
+/// The demo's canvas is sized by CSS. When that CSS stops applying (here a
+/// media query of the page's that takes the size away in a narrow window),
+/// the canvas is laid out at its drawing buffer's size, and following that at
+/// a ratio of 2 would double it every frame up to the device's largest
+/// texture. It keeps the size it had, sharp; and when the window widens and
+/// the query no longer matches, it follows its CSS again.
 async fn a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_growing(
     browser: Browser,
 ) -> TestResult {
@@ -1004,13 +1005,18 @@ async fn a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_grow
     s.wait_running(1).await?;
     let first = wait_sharp(&s, "at start").await?;
     s.eval(
-        "const c = document.getElementById('scene'); \
-         c.style.width = 'auto'; c.style.height = 'auto'; return true",
+        "const style = document.createElement('style'); \
+         style.textContent = '@media (max-width: 1100px) { #scene { width: auto; height: auto; } }'; \
+         document.head.appendChild(style); return true",
     )
     .await?;
     s.wait_frames(30).await?;
     let after = canvas_geometry(&s).await?;
     assert_eq!(after[..5], first[..5], "it was {first:?}");
+    // Wider: the query lets go, the CSS size applies again.
+    s.driver.set_window_rect(0, 0, 1280, 1024).await?;
+    let wide = wait_sharp(&s, "in a wide window").await?;
+    assert!(wide[0] > first[0], "{wide:?} after {first:?}");
     let status = s.status().await?;
     assert_eq!(status["generation"], 1, "{status}");
     s.assert_no_page_errors().await?;

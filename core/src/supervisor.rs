@@ -822,6 +822,13 @@ impl Supervisor {
         self.hidden
     }
 
+    /// Whether the device being brought up is a recovery (after a loss or a
+    /// requested recovery), not a start: a start's retries, a start after
+    /// `Stop` and a start over after a fallback are starts.
+    pub fn bringing_up_a_recovery(&self) -> bool {
+        matches!(self.phase, Phase::BringingUp { recovery: true, .. })
+    }
+
     /// Recoveries completed (a device running again after a loss or a requested
     /// recovery; retries of the first start do not count).
     pub fn recoveries(&self) -> u64 {

@@ -5,7 +5,12 @@
 // Starts observing; null where the browser has no ResizeObserver.
 export function observe_size(canvas) {
   if (typeof ResizeObserver === 'undefined') return null;
-  const sizer = { css: null, device: null, observer: null, pinned: false, suspects: [null, null] };
+  const sizer = {
+    css: null, device: null, observer: null, pinned: false,
+    // A side suspected of being let go by its CSS, and a side pinned after it
+    // was (see pin_sides_css_let_go).
+    suspects: [null, null], late_pins: [null, null], on_window_resize: null,
+  };
   // Judged once the canvas is laid out: now, or (hidden, or not yet in the
   // document) at the first observation that finds it displayed.
   sizer.pinned = pin_intrinsic_size(canvas, true);
@@ -118,39 +123,35 @@ function pin_intrinsic_size(canvas, probe) {
 // removed, a media query no longer matching, an inline size set to auto): the
 // side is then laid out at its attribute's size, and following it grows the
 // canvas without end at any ratio but 1. A side seen laid out at exactly its
-// attribute's size is suspected, with the size it had before. It is pinned at
+// attribute's size, with no maximum size to stop its growth (`max-width:
+// 100%` does), is suspected, with the size it had before. It is pinned at
 // that size (`css` takes it) when the layout follows the attribute once more
-// within the next frames, as the runtime resizes the buffer; otherwise the
+// within three frames of the runtime resizing the buffer; otherwise the
 // suspicion lapses: a CSS size that merely equals the attribute's for a moment
-// stays CSS's. Returns whether a side was pinned.
+// stays CSS's. A pin made here is judged again when the window is resized (a
+// media query may apply again). Returns whether a side was pinned.
 function pin_sides_css_let_go(sizer, canvas, css) {
   const ratio = typeof devicePixelRatio === 'number' ? devicePixelRatio : 1;
   if (Math.abs(ratio - 1) < 0.01 || sizer.css === null) return false;
   const attributes = [canvas.width, canvas.height];
-  const extra = border_box_extra(canvas);
   let pinned = false;
   for (let side = 0; side < 2; side++) {
     const suspect = sizer.suspects[side];
-    const at_attribute = Math.abs(css[side] - attributes[side]) < 0.01;
-    if (!at_attribute) {
+    if (!laid_out_at_attribute(canvas, side, css[side], attributes[side])) {
       sizer.suspects[side] = null;
     } else if (suspect === null) {
       if (Math.abs(sizer.css[side] - css[side]) > 0.01) {
         const made = { size: sizer.css[side], attribute: attributes[side] };
         sizer.suspects[side] = made;
-        lapse_after_frames(3, () => {
-          if (sizer.suspects[side] === made) sizer.suspects[side] = null;
-        });
+        lapse_when_the_buffer_moved(sizer, canvas, side, made);
       }
     } else if (suspect.attribute !== attributes[side]) {
-      const size = (suspect.size + extra[side]) + 'px';
       // Written at the next frame: a size changed inside the observer's
       // callback is an error the page sees ("ResizeObserver loop completed
       // with undelivered notifications"). Until then `css` holds it.
-      lapse_after_frames(1, () => {
-        if (side === 0) canvas.style.width = size; else canvas.style.height = size;
-      });
-      css[side] = suspect.size;
+      const size = suspect.size;
+      after_frames(1, () => pin_late(sizer, canvas, side, size));
+      css[side] = size;
       sizer.suspects[side] = null;
       pinned = true;
     }
@@ -158,11 +159,81 @@ function pin_sides_css_let_go(sizer, canvas, css) {
   return pinned;
 }
 
+const SIDES = [['width', 'maxWidth'], ['height', 'maxHeight']];
+
+// Whether `side` is laid out at its attribute's size (`css` of it) with no
+// maximum size to bound it.
+function laid_out_at_attribute(canvas, side, css, attribute) {
+  if (Math.abs(css - attribute) >= 0.01) return false;
+  const max = getComputedStyle(canvas)[SIDES[side][1]];
+  return max === 'none' || max === '';
+}
+
+// A suspicion lapses three frames after the runtime changed the buffer's side
+// (a layout that followed would have been seen by then), or after about ten
+// seconds of frames without a change (a runtime stopped or waiting).
+function lapse_when_the_buffer_moved(sizer, canvas, side, made) {
+  let waited = 0;
+  const watch = () => {
+    if (sizer.suspects[side] !== made) return;
+    const attribute = side === 0 ? canvas.width : canvas.height;
+    if (attribute !== made.attribute || ++waited > 600) {
+      after_frames(3, () => {
+        if (sizer.suspects[side] === made) sizer.suspects[side] = null;
+      });
+      return;
+    }
+    after_frames(1, watch);
+  };
+  after_frames(1, watch);
+}
+
+// Pins `side` at `size` CSS pixels in the inline style, keeping the inline
+// value it replaces to put back when the pin is judged again.
+function pin_late(sizer, canvas, side, size) {
+  const property = SIDES[side][0];
+  const pin = (size + border_box_extra(canvas)[side]) + 'px';
+  const pinned = sizer.late_pins[side];
+  sizer.late_pins[side] = { before: pinned ? pinned.before : canvas.style[property], value: pin, size };
+  canvas.style[property] = pin;
+  if (!sizer.on_window_resize && typeof addEventListener === 'function') {
+    sizer.on_window_resize = () => judge_late_pins_again(sizer, canvas);
+    addEventListener('resize', sizer.on_window_resize);
+  }
+}
+
+// The window was resized: each late pin comes off (the inline value it
+// replaced is put back) and the side is laid out again, at once; it stays off
+// where CSS sizes the side now, and goes back on where the side is still laid
+// out at its attribute's size. Nothing is painted in between.
+function judge_late_pins_again(sizer, canvas) {
+  const ratio = typeof devicePixelRatio === 'number' ? devicePixelRatio : 1;
+  for (let side = 0; side < 2; side++) {
+    const pinned = sizer.late_pins[side];
+    if (!pinned) continue;
+    const property = SIDES[side][0];
+    if (canvas.style[property] !== pinned.value) {
+      // The page set the side itself meanwhile: its word stands.
+      sizer.late_pins[side] = null;
+      continue;
+    }
+    canvas.style[property] = pinned.before;
+    const css = content_box(canvas);
+    const attribute = side === 0 ? canvas.width : canvas.height;
+    if (css !== null && Math.abs(ratio - 1) >= 0.01
+        && laid_out_at_attribute(canvas, side, css[side], attribute)) {
+      canvas.style[property] = pinned.value;
+    } else {
+      sizer.late_pins[side] = null;
+    }
+  }
+}
+
 // Runs `then` after `frames` animation frames (at once where there are none,
 // or none are asked for).
-function lapse_after_frames(frames, then) {
+function after_frames(frames, then) {
   if (typeof requestAnimationFrame !== 'function' || frames <= 0) return then();
-  requestAnimationFrame(() => lapse_after_frames(frames - 1, then));
+  requestAnimationFrame(() => after_frames(frames - 1, then));
 }
 
 // The padding and border a border-box size holds beside the content box, in
@@ -179,4 +250,7 @@ function border_box_extra(canvas) {
 
 export function stop_observing(sizer) {
   sizer.observer.disconnect();
+  if (sizer.on_window_resize) removeEventListener('resize', sizer.on_window_resize);
+  sizer.on_window_resize = null;
+  sizer.suspects = [null, null];
 }

@@ -172,11 +172,6 @@ pub(crate) struct Driver<A: App, H: Host> {
 struct Record {
     /// The inits' timings, from their triggers to their first frames.
     init: InitClock,
-    /// An init's trigger (a start, a loss seen, a recovery asked for) came,
-    /// and its first frame has not: a second word of it does not move it.
-    triggered: Cell<bool>,
-    /// The steps of the attempt under way, so far.
-    steps: Cell<AttemptSteps>,
     adapter: RefCell<String>,
     frame_ms: Cell<f64>,
     frames_thrown: Cell<u64>,
@@ -270,19 +265,11 @@ impl<A: App, H: Host> Driver<A, H> {
         }
     }
 
-    /// A start, or a recovery (a loss seen, or one asked for), begins now,
-    /// unless one under way began earlier.
-    fn recovery_begins(&self) {
-        if !self.record.triggered.replace(true) {
-            self.record.init.triggered(self.host.now_ms());
-        }
-    }
-
-    /// A step of the attempt under way ended now.
-    fn step_done(&self, step: impl FnOnce(&mut AttemptSteps, f64)) {
-        let mut steps = self.record.steps.get();
-        step(&mut steps, self.host.now_ms());
-        self.record.steps.set(steps);
+    /// What the next init is timed from came now, as in webgpu-guard: a
+    /// start, a recovery asked for, a loss of the running device (its first
+    /// word; a later word of it is no news), the page shown again.
+    fn init_triggered(&self) {
+        self.record.init.triggered(self.host.now_ms());
     }
 
     /// The running generation's GPU and resources, lent to `f`; `None` when
@@ -377,9 +364,7 @@ impl<A: App, H: Host> Driver<A, H> {
     /// `matarGPU()`: what the supervisor will do about it.
     pub(crate) fn force_recovery(&self) -> RecoveryAnswer {
         let answer = self.read(Supervisor::recovery_answer);
-        if self.live.borrow().is_some() {
-            self.recovery_begins();
-        }
+        self.init_triggered();
         self.dispatch(Event::RequestRecovery);
         answer
     }
@@ -391,10 +376,13 @@ impl<A: App, H: Host> Driver<A, H> {
             return;
         }
         self.host.hide_fallback();
-        self.recovery_begins();
+        self.init_triggered();
         let me = self.me.clone();
         *self.visibility.borrow_mut() = Some(self.host.watch_visibility(Box::new(move |hidden| {
             if let Some(driver) = me.upgrade() {
+                if !hidden {
+                    driver.init_triggered();
+                }
                 driver.dispatch(Event::Visibility { hidden });
             }
         })));
@@ -634,7 +622,7 @@ impl<A: App, H: Host> Driver<A, H> {
                 return;
             };
             if driver.read(|s| s.owns_generation(generation)) {
-                driver.recovery_begins();
+                driver.init_triggered();
             }
             let at_ms = driver.host.now_ms() as u64;
             driver.dispatch(Event::Lost {
@@ -767,9 +755,8 @@ impl<A: App, H: Host> Driver<A, H> {
 
     fn frame(&self, time: f64, from_timer: bool) {
         if !from_timer {
-            // Frames come again: no more from the timer, and no stall.
+            // Frames come again: no more from the timer.
             self.driven.borrow_mut().take();
-            self.record.stalled.set(false);
         }
         let Some(live) = self.live.borrow().clone() else {
             return;
@@ -779,13 +766,14 @@ impl<A: App, H: Host> Driver<A, H> {
             return;
         }
         self.last_frame_ms.set(self.host.now_ms());
+        // A frame is drawn (from a timer too): no stall, as in webgpu-guard.
+        self.record.stalled.set(false);
         if from_timer {
             self.frames_from_timer.set(self.frames_from_timer.get() + 1);
         }
         let drawn = self.render(&live, time);
         if drawn == Drawn::Presented && live.frames.get() == 1 {
             self.record.init.first_frame(self.host.now_ms());
-            self.record.triggered.set(false);
             self.drive(Job::Event(
                 Event::FirstFrame {
                     generation,
@@ -873,10 +861,13 @@ impl<A: App, H: Host> Driver<A, H> {
                 let thrown = self.call_app("the frame", &mut || {
                     outcome = self.app.frame(gpu, resources, &frame);
                 });
-                self.record.frame_took(self.host.now_ms() - began);
-                if thrown.is_err() {
-                    let record = &self.record;
-                    record.frames_thrown.set(record.frames_thrown.get() + 1);
+                // A panic is a crash, not a frame that threw.
+                if self.host.crashed().is_none() {
+                    self.record.frame_took(self.host.now_ms() - began);
+                    if thrown.is_err() {
+                        let record = &self.record;
+                        record.frames_thrown.set(record.frames_thrown.get() + 1);
+                    }
                 }
                 if let Err(fault) = thrown.and(outcome) {
                     self.report(fault.in_frame(number));
@@ -1042,13 +1033,12 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
-    let recovery = driver.read(|s| s.generation()) > 0;
-    driver.step_done(|steps, now| {
-        *steps = AttemptSteps {
-            started: now,
-            ..AttemptSteps::default()
-        }
-    });
+    let recovery = driver.read(Supervisor::bringing_up_a_recovery);
+    // This attempt's own: a superseded attempt's steps never mix with it.
+    let mut steps = AttemptSteps {
+        started: driver.host.now_ms(),
+        ..AttemptSteps::default()
+    };
     let instance = wgpu::Instance::new(driver.host.instance_descriptor());
     let surface = match driver
         .host
@@ -1069,7 +1059,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
-    driver.step_done(|steps, now| steps.adapter = now);
+    steps.adapter = driver.host.now_ms();
     let adapter = match adapter {
         Ok(adapter) => adapter,
         Err(_) if driver.host.has_gpu_api() => return driver.fail(attempt, InitFailure::NoAdapter),
@@ -1086,7 +1076,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     let Some(driver) = me.upgrade() else {
         return;
     };
-    driver.step_done(|steps, now| steps.device = now);
+    steps.device = driver.host.now_ms();
     let (device, queue) = match device {
         Ok(pair) => pair,
         Err(e) => return driver.fail(attempt, InitFailure::Step(InitStep::Device, e.to_string())),
@@ -1127,7 +1117,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         Box::new(move |reason, message| {
             if let Some(driver) = watcher.upgrade() {
                 if driver.read(|s| s.owns_generation(generation)) {
-                    driver.recovery_begins();
+                    driver.init_triggered();
                 }
                 let at_ms = driver.host.now_ms() as u64;
                 driver.dispatch(Event::Lost {
@@ -1154,7 +1144,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         }
         None => Target::Offscreen(offscreen_texture(&device, size)),
     };
-    driver.step_done(|steps, now| steps.configured = now);
+    steps.configured = driver.host.now_ms();
     let format = match &target {
         Target::Surface { config, .. } => config.format,
         Target::Offscreen(_) => OFFSCREEN_FORMAT,
@@ -1192,11 +1182,8 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
     }
     match built.and_then(|result| result) {
         Ok(resources) => {
-            driver.step_done(|steps, now| steps.built = now);
-            driver
-                .record
-                .init
-                .init_done(driver.record.steps.get(), recovery);
+            steps.built = driver.host.now_ms();
+            driver.record.init.init_done(steps, recovery);
             let live = Live {
                 gpu,
                 instance,

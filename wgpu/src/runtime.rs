@@ -44,8 +44,10 @@ impl RuntimeOptions {
 }
 
 /// Where a runtime stands: what `gpuStatus()` reports in the browser, under
-/// webgpu-guard's keys (the names in brackets).
+/// webgpu-guard's keys (the names in brackets). Made by the runtime only:
+/// new fields may come.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Status {
     /// The supervisor's state (`state`).
     pub state: DeviceState,

@@ -302,6 +302,31 @@ fn a_rebuild_that_fails_in_a_way_that_may_pass_is_retried() {
     runtime.stop();
 }
 
+/// A first start whose build runs out of memory once (its device made, the
+/// generation counted) and is retried is still the cold start: timed from
+/// `start()`, no recovery.
+#[test]
+fn a_first_start_retried_after_a_failed_build_is_timed_as_the_cold_start() {
+    let painter = Painter::new();
+    painter
+        .fail_build
+        .borrow_mut()
+        .push((1, FaultKind::OutOfMemory));
+    let runtime = Runtime::headless(painter, SIDE, SIDE, losses_allowed());
+    runtime.start();
+    until(&runtime, "a device drawing after a failed build", |r| {
+        r.app().builds.get() == 2 && r.status().frames > 0
+    });
+    let status = runtime.status();
+    let cold = status.cold_start.expect("the cold start's timings");
+    assert!(!cold.recovery, "{cold:?}");
+    assert!(
+        cold.wait_ms > 0.0,
+        "the retry's backoff is the wait: {cold:?}"
+    );
+    assert_eq!((status.recoveries, status.last_recovery_ms), (0, None));
+}
+
 #[test]
 fn a_build_that_fails_with_a_bug_ends_in_the_init_failed_fallback() {
     let painter = Painter::new();
@@ -358,6 +383,7 @@ fn a_panic_in_frame_is_caught_reported_once_and_ends_in_the_crashed_fallback() {
     assert_eq!(status.fallback.as_ref().map(|f| f.code()), Some("crashed"));
     // Frames 0, 1 and 2 drawn; frame 3 panicked and was not presented.
     assert_eq!(status.frames, 3, "{status:?}");
+    assert_eq!(status.frames_thrown, 0, "a panic is a crash, not a throw");
     let lines = runtime.faults().recent_lines();
     let told = lines
         .iter()

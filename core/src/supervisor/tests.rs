@@ -1290,3 +1290,28 @@ fn an_init_deadline_no_timer_can_wait_for_is_off() {
 fn fail_with(attempt: u64, failure: InitFailure) -> Event {
     Event::InitFailed { attempt, failure }
 }
+
+#[test]
+fn a_start_s_retries_are_a_start_and_a_loss_s_attempts_a_recovery() {
+    let mut s = Supervisor::default();
+    assert!(!s.bringing_up_a_recovery(), "idle");
+    h(&mut s, Event::Start);
+    h(&mut s, Event::DeviceCreated { attempt: 1 });
+    // The first device exists (generation 1), and its build may pass later.
+    h(
+        &mut s,
+        Event::InitFailed {
+            attempt: 1,
+            failure: InitFailure::ResourcesMayPass("out of memory".into()),
+        },
+    );
+    assert_eq!(s.generation(), 1);
+    assert!(!s.bringing_up_a_recovery(), "a start's retry");
+    let mut s = running();
+    assert!(!s.bringing_up_a_recovery(), "running");
+    h(&mut s, lost(1));
+    assert!(s.bringing_up_a_recovery(), "after a loss");
+    h(&mut s, Event::Stop);
+    h(&mut s, Event::Start);
+    assert!(!s.bringing_up_a_recovery(), "a start after a stop");
+}

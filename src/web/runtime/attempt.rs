@@ -58,7 +58,10 @@ impl<A: App> Inner<A> {
             return;
         };
         let t0 = now_ms();
-        let recovery = this.driver.ran_before();
+        let recovery = this
+            .driver
+            .read(|s| s.bringing_up_a_recovery())
+            .unwrap_or(false);
         let device_label = this.options.init.device_label.clone();
         let gpu_api = match init::navigator_gpu() {
             Ok(gpu) => gpu,

@@ -75,11 +75,6 @@ impl<R> Driver<R> {
             .unwrap_or(false)
     }
 
-    /// Whether a device ran before (the attempt under way is a recovery).
-    pub(super) fn ran_before(&self) -> bool {
-        self.read(|s| s.generation() > 0).unwrap_or(false)
-    }
-
     fn decide(&self, event: Event) -> Vec<Command> {
         self.supervisor
             .with(|s| s.handle(event))
