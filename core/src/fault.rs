@@ -221,9 +221,14 @@ impl Fault {
         self.reported
     }
 
-    /// Marks the fault as handed to the fault sink (so nobody reports it again).
+    /// Marks the fault, and the faults related to it, as handed to the fault
+    /// sink (so nobody reports them again).
     pub fn mark_reported(mut self) -> Self {
         self.reported = true;
+        self.related = std::mem::take(&mut self.related)
+            .into_iter()
+            .map(Fault::mark_reported)
+            .collect();
         self
     }
 
@@ -336,6 +341,10 @@ impl fmt::Display for Fault {
             Some([]) => write!(
                 f,
                 "\n  the engine's message does not say which call failed: a phase per call (or webgpu-guard's per-call level) names it"
+            )?,
+            Some([(label, site)]) => write!(
+                f,
+                "\n  the engine's message names no object; the phase made one labelled object, \"{label}\" ({site}): likely it (a phase per call, or webgpu-guard's per-call level, is sure)"
             )?,
             Some(suspects) => {
                 write!(
@@ -476,6 +485,27 @@ fn dawn_label(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_naming_no_object_points_at_the_phase_s_labelled_creations() {
+        let site = CallSite::here();
+        let with = |labels: &[&str]| {
+            let mut fault = Fault::new(FaultKind::Validation, "Buffer usages are invalid.");
+            fault.suspects = Some(labels.iter().map(|l| (l.to_string(), site)).collect());
+            fault.to_string()
+        };
+        let one = with(&["only-one"]);
+        assert!(
+            one.contains("the phase made one labelled object, \"only-one\""),
+            "{one}"
+        );
+        assert!(one.contains("per-call"), "{one}");
+        let two = with(&["a", "b"]);
+        assert!(two.contains("one of \"a\""), "{two}");
+        assert!(two.contains("\"b\""), "{two}");
+        let none = with(&[]);
+        assert!(none.contains("does not say which call failed"), "{none}");
+    }
 
     #[test]
     fn a_fault_is_one_pointer_and_unreported_clears_every_level() {

@@ -118,7 +118,7 @@ impl GuardedDevice {
         if self.inner.handle.was_let_go() {
             // A device the runtime let go (a stop, a superseded attempt): what
             // its work fails with now is the runtime's doing, not news.
-            return crate::web::faults::mark_reported(fault);
+            return fault.mark_reported();
         }
         self.faults().report(fault)
     }

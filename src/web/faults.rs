@@ -399,7 +399,7 @@ impl FaultSink {
     /// related faults attached to it since (not reported yet) are reported.
     pub fn report(&self, fault: Fault) -> Fault {
         self.report_ref(&fault);
-        mark_reported(fault)
+        fault.mark_reported()
     }
 
     /// Reports a borrowed fault unless it was reported already (and, of one
@@ -577,16 +577,6 @@ impl FaultSink {
             .set(self.shared.handler_us.get() + (now_ms() - started) * 1000.0);
         silent_until
     }
-}
-
-/// `fault` and the faults related to it, marked as reported.
-pub(crate) fn mark_reported(fault: Fault) -> Fault {
-    let mut fault = fault.mark_reported();
-    fault.related = std::mem::take(&mut fault.related)
-        .into_iter()
-        .map(mark_reported)
-        .collect();
-    fault
 }
 
 fn write(line: Option<Line>) {

@@ -92,10 +92,18 @@ pub async fn request_device(adapter: &GpuAdapter, label: &str) -> Result<GpuDevi
 pub fn adapter_name(adapter: &GpuAdapter) -> String {
     let info =
         js_sys::Reflect::get(adapter, &JsValue::from_str("info")).unwrap_or(JsValue::UNDEFINED);
+    describe_adapter_info(&info, adapter)
+}
+
+/// The words of [`adapter_name`] for a `GPUAdapterInfo` (`info`: the
+/// adapter's `info`, or a device's `adapterInfo`), `holder` the object it
+/// came from (older engines tell `isFallbackAdapter` there).
+#[doc(hidden)]
+pub fn describe_adapter_info(info: &JsValue, holder: &JsValue) -> String {
     let mut name = String::new();
     if info.is_object() {
         for key in ["vendor", "architecture", "description"] {
-            let part = crate::web::js::text_field(&info, key);
+            let part = crate::web::js::text_field(info, key);
             if part.is_empty() {
                 continue;
             }
@@ -108,9 +116,9 @@ pub fn adapter_name(adapter: &GpuAdapter) -> String {
     if !name.is_empty() {
         return name;
     }
-    let fallback = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
+    let fallback = js_sys::Reflect::get(info, &JsValue::from_str("isFallbackAdapter"))
         .ok()
-        .or_else(|| js_sys::Reflect::get(adapter, &JsValue::from_str("isFallbackAdapter")).ok())
+        .or_else(|| js_sys::Reflect::get(holder, &JsValue::from_str("isFallbackAdapter")).ok())
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
     let what = if fallback {

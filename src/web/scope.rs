@@ -53,7 +53,7 @@ use web_sys::GpuError;
 use crate::fault::{Fault, FaultKind, Origin};
 use crate::web::abandon::Registration;
 use crate::web::classify::to_fault;
-use crate::web::faults::{mark_reported, FaultSink};
+use crate::web::faults::FaultSink;
 use crate::web::handle::DeviceHandle;
 use crate::web::js::describe;
 
@@ -465,7 +465,7 @@ impl ScopeOutcome {
     fn owning(faults: Vec<Fault>, device_lost: bool, sink: &FaultSink) -> Self {
         let owner = (!faults.is_empty()).then(|| sink.clone());
         let faults = match owner {
-            Some(_) => faults.into_iter().map(mark_reported).collect(),
+            Some(_) => faults.into_iter().map(Fault::mark_reported).collect(),
             None => faults,
         };
         ScopeOutcome {

@@ -668,12 +668,10 @@ impl<A: App, H: Host> Driver<A, H> {
             return self.release(Rc::new(*live));
         }
         self.initialising.borrow_mut().take();
-        let info = live.gpu.adapter.get_info();
-        let adapter = if info.name.is_empty() {
-            "the browser's adapter".to_string()
-        } else {
-            info.name
-        };
+        // A stall is judged from now: the last frame was another device's,
+        // or none came yet.
+        self.last_frame_ms.set(self.host.now_ms());
+        let adapter = self.host.adapter_name(&live.gpu.adapter, &live.gpu.device);
         *self.live.borrow_mut() = Some(Rc::new(*live));
         // A running device never sits behind a fallback, however it came up
         // (a start, `matarGPU()` after the fallback).
@@ -999,7 +997,7 @@ impl<A: App, H: Host> Driver<A, H> {
         {
             return;
         }
-        self.host.outlet().report(fault);
+        self.host.outlet().report(&fault);
     }
 
     pub(crate) fn note(&self, text: &str) {

@@ -19,8 +19,9 @@ use crate::scopes::{ClosedSet, Phase, ScopeStack};
 
 /// Where faults go and how later work runs: the runtime's, per platform.
 pub(crate) trait Outlet {
-    /// Reports `fault` once through the rate-limited fault log.
-    fn report(&self, fault: Fault);
+    /// Reports `fault` once through the rate-limited fault log: nothing of
+    /// it that was reported already (only related faults attached since).
+    fn report(&self, fault: &Fault);
     /// Reports `fault`, its line written whatever the rate limit says (a
     /// fallback's).
     fn report_final(&self, fault: Fault);
@@ -125,9 +126,12 @@ impl Gpu {
     }
 
     /// Reports `fault` through the runtime's fault log (rate-limited, counted,
-    /// sent to telemetry).
-    pub fn report(&self, fault: Fault) {
-        self.outlet.report(fault);
+    /// sent to telemetry) unless it was reported already, and returns it
+    /// marked reported: returned as `Err` too (`return Err(gpu.report(f))`),
+    /// it is not reported again.
+    pub fn report(&self, fault: Fault) -> Fault {
+        self.outlet.report(&fault);
+        fault.mark_reported()
     }
 
     /// A labelled, counted buffer. Its label is what faults and the ledger
@@ -215,10 +219,13 @@ impl Gpu {
                 .collect();
             let diagnostics = ShaderDiagnostics::new(&label, &source, messages);
             if diagnostics.has_errors() {
-                return Err(Fault::new(FaultKind::Validation, diagnostics.to_string())
-                    .on_object(label)
-                    .at(site)
-                    .with_caught_beside(caught.err()));
+                return Err(self.report(
+                    Fault::new(FaultKind::Validation, diagnostics.to_string())
+                        .in_phase(format!("shader {label}"))
+                        .on_object(label)
+                        .at(site)
+                        .with_caught_beside(caught.err()),
+                ));
             }
             if !diagnostics.is_empty() {
                 self.outlet.note(&diagnostics.to_string());
@@ -250,7 +257,9 @@ impl Gpu {
                     site,
                     || self.device.create_texture(desc),
                 );
-                match phase.end().await {
+                // A size that does not fit is a note, not an error: only the
+                // ladder's own `Err` is reported.
+                match phase.conclude().await {
                     Ok(()) => {
                         return Ok(Fitted {
                             texture,
@@ -279,13 +288,15 @@ impl Gpu {
                 .first()
                 .and_then(|d| d.label)
                 .unwrap_or("unlabelled");
-            Err(Fault::new(
-                FaultKind::OutOfMemory,
-                format!("no size fits: tried {}", tried.join(", ")),
-            )
-            .on_object(label)
-            .at(site)
-            .with_related(failures.into_iter().map(|(_, f)| f).collect()))
+            Err(self.report(
+                Fault::new(
+                    FaultKind::OutOfMemory,
+                    format!("no size fits: tried {}", tried.join(", ")),
+                )
+                .on_object(label)
+                .at(site)
+                .with_related(failures.into_iter().map(|(_, f)| f).collect()),
+            ))
         }
     }
 
@@ -326,7 +337,7 @@ impl Gpu {
         let outlet = self.outlet.clone();
         self.outlet.spawn(Box::pin(async move {
             for fault in set.faults().await {
-                outlet.report(tag(fault));
+                outlet.report(&tag(fault));
             }
         }));
     }

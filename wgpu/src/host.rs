@@ -22,6 +22,9 @@ pub(crate) trait Host: 'static {
     /// Whether the platform has a GPU API at all (the browser's
     /// `navigator.gpu`): without it no adapter is "no WebGPU", not "no adapter".
     fn has_gpu_api(&self) -> bool;
+    /// The adapter `device` came from, in words (for the status, the notes
+    /// and telemetry).
+    fn adapter_name(&self, adapter: &wgpu::Adapter, device: &wgpu::Device) -> String;
     /// The descriptor wgpu's instance is made with (its backends).
     fn instance_descriptor(&self) -> wgpu::InstanceDescriptor;
     /// A surface target for the drawing area, for a new surface; `None`

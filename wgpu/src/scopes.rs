@@ -57,9 +57,13 @@ impl ClosedSet {
 /// The fault of one of wgpu's errors, caught by the set `name`.
 pub(crate) fn fault_of(error: &wgpu::Error, name: &str, calls: &[(String, CallSite)]) -> Fault {
     let (kind, message) = match error {
-        wgpu::Error::Validation { description, .. } => (FaultKind::Validation, description.clone()),
+        wgpu::Error::Validation { description, .. } => {
+            (FaultKind::Validation, description.trim_end().to_string())
+        }
         wgpu::Error::OutOfMemory { source } => (FaultKind::OutOfMemory, source.to_string()),
-        wgpu::Error::Internal { description, .. } => (FaultKind::Internal, description.clone()),
+        wgpu::Error::Internal { description, .. } => {
+            (FaultKind::Internal, description.trim_end().to_string())
+        }
     };
     let label = label_in_message(&message);
     let mut fault = Fault::new(kind, message).in_phase(name);
@@ -187,8 +191,18 @@ impl<'a> Phase<'a> {
     /// first) and waits for their outcome: `Err` with the first fault, the
     /// others attached as related. A lost device's scopes answer nothing,
     /// which proves nothing: when they caught nothing, [`Gpu::confirm_alive`]
-    /// decides, and a lost device is `Err` ([`FaultKind::DeviceLost`]).
-    pub async fn end(mut self) -> Result<(), Fault> {
+    /// decides, and a lost device is `Err` ([`FaultKind::DeviceLost`]). The
+    /// `Err` is reported once (the log, the counters, telemetry) and returned
+    /// marked reported: handled by the caller or returned again with `?`, it
+    /// is counted once.
+    pub async fn end(self) -> Result<(), Fault> {
+        let gpu = self.gpu;
+        self.conclude().await.map_err(|fault| gpu.report(fault))
+    }
+
+    /// [`Self::end`] without reporting the `Err` (the ladder's sizes that do
+    /// not fit are notes, not errors).
+    pub(crate) async fn conclude(mut self) -> Result<(), Fault> {
         self.ended = true;
         let mut closed = self.gpu.scopes().close(self.id);
         let own = closed.pop();

@@ -561,7 +561,7 @@ where
 
 #[test]
 fn a_phase_names_the_buffer_whose_creation_failed() {
-    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+    let (runtime, outcome) = probe(async |gpu: &Gpu| {
         let phase = gpu.phase("upload");
         // A mappable buffer may not be a storage buffer.
         let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
@@ -580,6 +580,12 @@ fn a_phase_names_the_buffer_whose_creation_failed() {
         Some("wrong-usages"),
         "{fault:?}"
     );
+    // Returned, and reported once: the application kept the `Err`, and the
+    // log and the counters have it all the same.
+    assert!(fault.is_reported());
+    assert_eq!(runtime.status().faults.validation, 1);
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("\"wrong-usages\""), "{lines}");
 }
 
 #[test]
@@ -1167,6 +1173,8 @@ fn a_build_that_fails_in_its_own_phase_is_reported_with_that_phase() {
         lines.contains("validation error in phase \"bindings\" on \"bad-bindings\""),
         "{lines}"
     );
+    // Reported by the phase's end, returned through `build`: counted once.
+    assert_eq!(runtime.status().faults.validation, 1, "{lines}");
 }
 
 /// Clears the frame and reads a buffer back every frame.

@@ -324,6 +324,8 @@ impl<A: App> Inner<A> {
         }
         // Its build saw the canvas's size: no resize is owed to it.
         this.frames.no_resize_owed();
+        // A stall is judged from now: the last frame was another device's.
+        this.watchers.frame_ran();
         this.session.faults().note(&format!(
             "device generation {generation} running ({})",
             this.slot.adapter()

@@ -167,8 +167,15 @@ impl FaultSink {
     }
 
     /// Reports `fault` (counted, written if the limiter lets it, grouped for
-    /// telemetry).
+    /// telemetry) unless it was reported already; of a fault reported
+    /// already, only the related faults attached to it since are reported.
     pub fn report(&self, fault: &Fault) {
+        if fault.is_reported() {
+            for other in &fault.related {
+                self.report(other);
+            }
+            return;
+        }
         let clean = self.sanitized(fault);
         let now = self.now_ms();
         let line = self

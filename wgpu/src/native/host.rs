@@ -27,8 +27,8 @@ pub(crate) struct NativeOutlet {
 }
 
 impl Outlet for NativeOutlet {
-    fn report(&self, fault: Fault) {
-        self.faults.report(&fault);
+    fn report(&self, fault: &Fault) {
+        self.faults.report(fault);
     }
 
     fn report_final(&self, fault: Fault) {
@@ -173,6 +173,14 @@ impl Drop for Listening {
 impl Host for NativeHost {
     fn has_gpu_api(&self) -> bool {
         true
+    }
+
+    fn adapter_name(&self, adapter: &wgpu::Adapter, _: &wgpu::Device) -> String {
+        let info = adapter.get_info();
+        match info.name.is_empty() {
+            true => format!("{:?} adapter", info.backend),
+            false => info.name,
+        }
     }
 
     fn instance_descriptor(&self) -> wgpu::InstanceDescriptor {

@@ -29,8 +29,8 @@ pub(crate) struct WebOutlet {
 }
 
 impl Outlet for WebOutlet {
-    fn report(&self, fault: Fault) {
-        self.faults.report_ref(&fault);
+    fn report(&self, fault: &Fault) {
+        self.faults.report_ref(fault);
     }
 
     fn report_final(&self, fault: Fault) {
@@ -102,6 +102,18 @@ impl Host for WebHost {
         web_sys::window()
             .and_then(|w| js_sys::Reflect::get(&w.navigator(), &"gpu".into()).ok())
             .is_some_and(|gpu| !gpu.is_undefined() && !gpu.is_null())
+    }
+
+    fn adapter_name(&self, _: &wgpu::Adapter, device: &wgpu::Device) -> String {
+        // wgpu's `AdapterInfo` carries the description alone (often empty):
+        // the browser's own `adapterInfo` says vendor and architecture too.
+        let Some(device) = device.as_webgpu() else {
+            return "the browser's adapter".into();
+        };
+        let device: &JsValue = device.as_ref();
+        let info =
+            js_sys::Reflect::get(device, &"adapterInfo".into()).unwrap_or(JsValue::UNDEFINED);
+        webgpu_guard::web::init::describe_adapter_info(&info, device)
     }
 
     fn instance_descriptor(&self) -> wgpu::InstanceDescriptor {
