@@ -168,14 +168,16 @@ impl GpuSnapshot {
         staging
             .slice(..)
             .map_async(wgpu::MapMode::Read, move |result| {
+                // No `unmap`: the staging buffer is dropped with this
+                // closure, which unmaps it quietly. An explicit `unmap` of a
+                // buffer whose device was destroyed meanwhile (a loss between
+                // the copy and this answer) is a validation error of its own.
                 let bytes = result.ok().and_then(|()| {
-                    let bytes = mapped
+                    mapped
                         .slice(..)
                         .get_mapped_range()
                         .ok()
-                        .map(|view| view.to_vec());
-                    mapped.unmap();
-                    bytes
+                        .map(|view| view.to_vec())
                 });
                 let bytes = match rows {
                     Some(rows) => bytes.and_then(|padded| rows.strip(&padded)),
