@@ -344,7 +344,7 @@ impl fmt::Display for Fault {
             )?,
             Some([(label, site)]) => write!(
                 f,
-                "\n  the engine's message names no object; the phase made one labelled object, \"{label}\" ({site}): likely it (a phase per call, or webgpu-guard's per-call level, is sure)"
+                "\n  the engine's message names no object; the one labelled object the phase made through the guard is \"{label}\" ({site}); a call made on the device directly is not recorded (a phase per call, or webgpu-guard's per-call level, is sure)"
             )?,
             Some(suspects) => {
                 write!(
@@ -496,7 +496,7 @@ mod tests {
         };
         let one = with(&["only-one"]);
         assert!(
-            one.contains("the phase made one labelled object, \"only-one\""),
+            one.contains("the phase made through the guard is \"only-one\""),
             "{one}"
         );
         assert!(one.contains("per-call"), "{one}");

@@ -43,7 +43,14 @@ struct Arrival {
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// Set when the driver lets the device go: what its scopes say after
+    /// that is not news (its `Gpu` reports nothing more).
+    let_go: Rc<Cell<bool>>,
 }
+
+/// A device adopted by the supervisor, its build under way: its generation,
+/// the device, and the flag set when the driver lets it go.
+type Initialising = (u64, wgpu::Device, Rc<Cell<bool>>);
 
 /// One device generation, built and running.
 pub(crate) struct Live<R> {
@@ -127,8 +134,8 @@ impl Acquired {
 enum Handover<R> {
     None,
     Device {
-        arrival: Arrival,
-        reply: oneshot::Sender<(Arrival, u64)>,
+        arrival: Box<Arrival>,
+        reply: oneshot::Sender<(Box<Arrival>, u64)>,
     },
     Built(Box<Live<R>>),
 }
@@ -150,7 +157,7 @@ pub(crate) struct Driver<A: App, H: Host> {
     jobs: RefCell<VecDeque<Job<A::Resources>>>,
     busy: Cell<bool>,
     pub(crate) ledger: SharedLedger,
-    initialising: RefCell<Option<(u64, wgpu::Device)>>,
+    initialising: RefCell<Option<Initialising>>,
     live: RefCell<Option<Rc<Live<A::Resources>>>>,
     timers: RefCell<Vec<(u64, Handle)>>,
     frame_request: RefCell<Option<Handle>>,
@@ -463,9 +470,13 @@ impl<A: App, H: Host> Driver<A, H> {
     /// trusted, and no application code runs after a crash).
     fn drop_after_crash(&self, job: Job<A::Resources>) {
         match job {
-            Job::Event(_, Handover::Device { arrival, .. }) => self.host.let_go(&arrival.device),
+            Job::Event(_, Handover::Device { arrival, .. }) => {
+                arrival.let_go.set(true);
+                self.host.let_go(&arrival.device);
+            }
             Job::Event(_, Handover::Built(live)) => {
                 std::mem::forget(live.resources.borrow_mut().take());
+                live.gpu.let_go();
                 self.host.let_go(&live.gpu.device);
             }
             _ => {}
@@ -531,7 +542,8 @@ impl<A: App, H: Host> Driver<A, H> {
                 if let Handover::Device { arrival, reply } =
                     std::mem::replace(handover, Handover::None)
                 {
-                    *self.initialising.borrow_mut() = Some((generation, arrival.device.clone()));
+                    *self.initialising.borrow_mut() =
+                        Some((generation, arrival.device.clone(), arrival.let_go.clone()));
                     reply.send((arrival, generation));
                 }
             }
@@ -561,7 +573,10 @@ impl<A: App, H: Host> Driver<A, H> {
             Command::Destroy { generation } => {
                 let initialising = self.initialising.borrow_mut().take();
                 match initialising {
-                    Some((g, device)) if g == generation => self.host.let_go(&device),
+                    Some((g, device, let_go)) if g == generation => {
+                        let_go.set(true);
+                        self.host.let_go(&device);
+                    }
                     other => *self.initialising.borrow_mut() = other,
                 }
                 if matches!(handover, Handover::Built(live) if live.gpu.generation == generation) {
@@ -638,7 +653,10 @@ impl<A: App, H: Host> Driver<A, H> {
     fn dispose(&self, handover: Handover<A::Resources>) {
         match handover {
             Handover::None => {}
-            Handover::Device { arrival, .. } => self.host.let_go(&arrival.device),
+            Handover::Device { arrival, .. } => {
+                arrival.let_go.set(true);
+                self.host.let_go(&arrival.device);
+            }
             Handover::Built(live) => self.release(Rc::new(*live)),
         }
     }
@@ -669,8 +687,9 @@ impl<A: App, H: Host> Driver<A, H> {
         }
         self.initialising.borrow_mut().take();
         // A stall is judged from now: the last frame was another device's,
-        // or none came yet.
+        // or none came yet (and a stall of an earlier device is over).
         self.last_frame_ms.set(self.host.now_ms());
+        self.record.stalled.set(false);
         let adapter = self.host.adapter_name(&live.gpu.adapter, &live.gpu.device);
         *self.live.borrow_mut() = Some(Rc::new(*live));
         // A running device never sits behind a fallback, however it came up
@@ -714,6 +733,7 @@ impl<A: App, H: Host> Driver<A, H> {
         // Not run after a crash: what it holds cannot be trusted to drop.
         std::mem::forget(resources);
         live.watches.borrow_mut().clear();
+        live.gpu.let_go();
         self.host.let_go(&live.gpu.device);
     }
 
@@ -1086,10 +1106,14 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         adapter,
         device,
         queue,
+        let_go: Rc::default(),
     };
     driver.drive(Job::Event(
         Event::DeviceCreated { attempt },
-        Handover::Device { arrival, reply },
+        Handover::Device {
+            arrival: Box::new(arrival),
+            reply,
+        },
     ));
     drop(driver);
     // Discarded (stopped or superseded meanwhile): the driver let it go.
@@ -1108,7 +1132,8 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         adapter,
         device,
         queue,
-    } = arrival;
+        let_go,
+    } = *arrival;
     let watcher = me.clone();
     let watch = driver.host.watch_loss(
         &device,
@@ -1156,6 +1181,7 @@ async fn attempt_init<A: App, H: Host>(me: Weak<Driver<A, H>>, attempt: u64) {
         size,
         ledger: driver.ledger.clone(),
         outlet: driver.host.outlet(),
+        let_go,
     }));
     let app = driver.app.clone();
     // The whole of `build` runs inside the guard, the part before its first

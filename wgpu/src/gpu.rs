@@ -51,6 +51,7 @@ pub struct Gpu {
     scopes: ScopeStack,
     ledger: SharedLedger,
     outlet: Rc<dyn Outlet>,
+    let_go: Rc<Cell<bool>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -72,6 +73,7 @@ pub(crate) struct GpuParts {
     pub(crate) size: (u32, u32),
     pub(crate) ledger: SharedLedger,
     pub(crate) outlet: Rc<dyn Outlet>,
+    pub(crate) let_go: Rc<Cell<bool>>,
 }
 
 impl Gpu {
@@ -86,7 +88,14 @@ impl Gpu {
             scopes: ScopeStack::default(),
             ledger: parts.ledger,
             outlet: parts.outlet,
+            let_go: parts.let_go,
         }
+    }
+
+    /// The runtime let this device go (a stop, a newer attempt, a teardown):
+    /// what its scopes and phases say from now on is not reported.
+    pub(crate) fn let_go(&self) {
+        self.let_go.set(true);
     }
 
     /// The drawing buffer's size, as the surface is configured.
@@ -130,7 +139,11 @@ impl Gpu {
     /// marked reported: returned as `Err` too (`return Err(gpu.report(f))`),
     /// it is not reported again.
     pub fn report(&self, fault: Fault) -> Fault {
-        self.outlet.report(&fault);
+        // A device the runtime let go (stopped, superseded) says nothing new:
+        // its scopes answer nothing and its phases end `DeviceLost`.
+        if !self.let_go.get() {
+            self.outlet.report(&fault);
+        }
         fault.mark_reported()
     }
 
@@ -199,7 +212,9 @@ impl Gpu {
                     source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
                 });
             let info = module.get_compilation_info().await;
-            let caught = phase.end().await;
+            // Not reported here: a compile error's own fault (below) carries
+            // what the scopes caught beside it, reported once with it.
+            let caught = phase.conclude().await;
             let messages = info
                 .messages
                 .iter()
@@ -230,7 +245,7 @@ impl Gpu {
             if !diagnostics.is_empty() {
                 self.outlet.note(&diagnostics.to_string());
             }
-            caught.map(|()| module)
+            caught.map(|()| module).map_err(|fault| self.report(fault))
         }
     }
 
@@ -293,6 +308,7 @@ impl Gpu {
                     FaultKind::OutOfMemory,
                     format!("no size fits: tried {}", tried.join(", ")),
                 )
+                .in_phase(format!("ladder {label}"))
                 .on_object(label)
                 .at(site)
                 .with_related(failures.into_iter().map(|(_, f)| f).collect()),
@@ -335,9 +351,12 @@ impl Gpu {
         tag: impl Fn(Fault) -> Fault + 'static,
     ) {
         let outlet = self.outlet.clone();
+        let let_go = self.let_go.clone();
         self.outlet.spawn(Box::pin(async move {
             for fault in set.faults().await {
-                outlet.report(&tag(fault));
+                if !let_go.get() {
+                    outlet.report(&tag(fault));
+                }
             }
         }));
     }

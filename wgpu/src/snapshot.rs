@@ -168,10 +168,11 @@ impl GpuSnapshot {
         staging
             .slice(..)
             .map_async(wgpu::MapMode::Read, move |result| {
-                // No `unmap`: the staging buffer is dropped with this
-                // closure, which unmaps it quietly. An explicit `unmap` of a
-                // buffer whose device was destroyed meanwhile (a loss between
-                // the copy and this answer) is a validation error of its own.
+                // `destroy`, not `unmap`: an `unmap` of a buffer whose device
+                // was destroyed meanwhile (a loss between the copy and this
+                // answer) is a validation error of its own, and `destroy`
+                // never is. In the browser a dropped buffer stays mapped
+                // until it is collected: the staging memory goes now.
                 let bytes = result.ok().and_then(|()| {
                     mapped
                         .slice(..)
@@ -179,6 +180,7 @@ impl GpuSnapshot {
                         .ok()
                         .map(|view| view.to_vec())
                 });
+                mapped.destroy();
                 let bytes = match rows {
                     Some(rows) => bytes.and_then(|padded| rows.strip(&padded)),
                     None => bytes,

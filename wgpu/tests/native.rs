@@ -612,7 +612,7 @@ fn phases_ended_out_of_order_never_unbalance_the_scopes() {
 
 #[test]
 fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
-    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+    let (runtime, outcome) = probe(async |gpu: &Gpu| {
         let source = "// 中文の注釈\n@fragment fn fs() -> @location(0) vec4f {\n  return /* 中文 */ vec4f(oops);\n}\n";
         gpu.create_shader_module("bad-shader", source)
             .await
@@ -633,6 +633,15 @@ fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
     // In display columns: each of the two wide characters takes two.
     let token = line[..line.find("oops").unwrap()].chars().count() + 2;
     assert_eq!(caret, token, "{text}");
+    // Reported once: the engine's own error goes with the diagnostics.
+    assert!(fault.is_reported());
+    let status = runtime.status();
+    assert_eq!(
+        status.faults.validation,
+        1,
+        "{:#?}",
+        runtime.faults().recent_lines()
+    );
 }
 
 #[test]

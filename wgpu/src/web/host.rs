@@ -104,16 +104,28 @@ impl Host for WebHost {
             .is_some_and(|gpu| !gpu.is_undefined() && !gpu.is_null())
     }
 
-    fn adapter_name(&self, _: &wgpu::Adapter, device: &wgpu::Device) -> String {
+    fn adapter_name(&self, adapter: &wgpu::Adapter, device: &wgpu::Device) -> String {
         // wgpu's `AdapterInfo` carries the description alone (often empty):
-        // the browser's own `adapterInfo` says vendor and architecture too.
-        let Some(device) = device.as_webgpu() else {
-            return "the browser's adapter".into();
-        };
-        let device: &JsValue = device.as_ref();
-        let info =
-            js_sys::Reflect::get(device, &"adapterInfo".into()).unwrap_or(JsValue::UNDEFINED);
-        webgpu_guard::web::init::describe_adapter_info(&info, device)
+        // the browser's own `adapterInfo` says vendor and architecture too,
+        // where the engine has it on the device.
+        let info = device
+            .as_webgpu()
+            .and_then(|device| {
+                let device: &JsValue = device.as_ref();
+                js_sys::Reflect::get(device, &"adapterInfo".into()).ok()
+            })
+            .filter(JsValue::is_object);
+        if let Some(info) = info {
+            return webgpu_guard::web::init::describe_adapter_info(&info, &info);
+        }
+        let info = adapter.get_info();
+        match (info.name.is_empty(), info.device_type) {
+            (false, _) => info.name,
+            (true, wgpu::DeviceType::Cpu) => {
+                "software adapter (the browser exposes no vendor details)".into()
+            }
+            (true, _) => "GPU adapter (the browser exposes no vendor details)".into(),
+        }
     }
 
     fn instance_descriptor(&self) -> wgpu::InstanceDescriptor {
