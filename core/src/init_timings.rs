@@ -65,11 +65,6 @@ impl InitClock {
         self.trigger_ms.set(now);
     }
 
-    /// When the last trigger came.
-    pub fn trigger_ms(&self) -> f64 {
-        self.trigger_ms.get()
-    }
-
     /// An attempt finished its steps (`recovery`: not the first start); its
     /// first frame completes the timings.
     pub fn init_done(&self, steps: AttemptSteps, recovery: bool) {

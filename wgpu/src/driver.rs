@@ -193,7 +193,7 @@ impl Record {
     }
 }
 
-/// What [`Driver::record`] reads for the status.
+/// What [`Driver::status_report`] reads for the status.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Report {
     pub(crate) frames: u64,
@@ -254,8 +254,8 @@ impl<A: App, H: Host> Driver<A, H> {
         self.read(Supervisor::state)
     }
 
-    /// What inits and frames did so far.
-    pub(crate) fn record(&self) -> Report {
+    /// What inits and frames did so far, for the status.
+    pub(crate) fn status_report(&self) -> Report {
         let record = &self.record;
         Report {
             frames: self.frames.get(),
@@ -471,13 +471,11 @@ impl<A: App, H: Host> Driver<A, H> {
     fn drop_after_crash(&self, job: Job<A::Resources>) {
         match job {
             Job::Event(_, Handover::Device { arrival, .. }) => {
-                arrival.let_go.set(true);
-                self.host.let_go(&arrival.device);
+                self.let_go_of(&arrival.device, &arrival.let_go);
             }
             Job::Event(_, Handover::Built(live)) => {
                 std::mem::forget(live.resources.borrow_mut().take());
-                live.gpu.let_go();
-                self.host.let_go(&live.gpu.device);
+                self.let_go_of(&live.gpu.device, live.gpu.let_go_flag());
             }
             _ => {}
         }
@@ -574,8 +572,7 @@ impl<A: App, H: Host> Driver<A, H> {
                 let initialising = self.initialising.borrow_mut().take();
                 match initialising {
                     Some((g, device, let_go)) if g == generation => {
-                        let_go.set(true);
-                        self.host.let_go(&device);
+                        self.let_go_of(&device, &let_go);
                     }
                     other => *self.initialising.borrow_mut() = other,
                 }
@@ -654,8 +651,7 @@ impl<A: App, H: Host> Driver<A, H> {
         match handover {
             Handover::None => {}
             Handover::Device { arrival, .. } => {
-                arrival.let_go.set(true);
-                self.host.let_go(&arrival.device);
+                self.let_go_of(&arrival.device, &arrival.let_go);
             }
             Handover::Built(live) => self.release(Rc::new(*live)),
         }
@@ -733,8 +729,15 @@ impl<A: App, H: Host> Driver<A, H> {
         // Not run after a crash: what it holds cannot be trusted to drop.
         std::mem::forget(resources);
         live.watches.borrow_mut().clear();
-        live.gpu.let_go();
-        self.host.let_go(&live.gpu.device);
+        self.let_go_of(&live.gpu.device, live.gpu.let_go_flag());
+    }
+
+    /// The one way the driver lets a device go: its flag first (what its
+    /// scopes and phases say from now on is not reported), then the
+    /// platform's `let_go`.
+    fn let_go_of(&self, device: &wgpu::Device, let_go: &Cell<bool>) {
+        let_go.set(true);
+        self.host.let_go(device);
     }
 
     // ---- frames ----

@@ -92,10 +92,10 @@ impl Gpu {
         }
     }
 
-    /// The runtime let this device go (a stop, a newer attempt, a teardown):
-    /// what its scopes and phases say from now on is not reported.
-    pub(crate) fn let_go(&self) {
-        self.let_go.set(true);
+    /// Set when the runtime lets this device go (a stop, a newer attempt, a
+    /// teardown): what its scopes and phases say from then on is not reported.
+    pub(crate) fn let_go_flag(&self) -> &Cell<bool> {
+        &self.let_go
     }
 
     /// The drawing buffer's size, as the surface is configured.

@@ -115,7 +115,7 @@ impl<A: App, H: Host> Driver<A, H> {
     /// The status, with the fault sink's counters `stats`.
     pub(crate) fn status(&self, stats: &FaultStats) -> Status {
         let live = self.ledger.live();
-        let report = self.record();
+        let report = self.status_report();
         let recovered = report.last_init.filter(|t| t.recovery);
         self.read(|s: &Supervisor| Status {
             state: s.state(),
