@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use common::{clear, square};
 use webgpu_guard_wgpu::snapshot::TexelRows;
-use webgpu_guard_wgpu::{App, DeviceState, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions};
+use webgpu_guard_wgpu::{
+    App, DeviceState, Fault, FaultKind, Frame, Gpu, Runtime, RuntimeOptions, Status,
+};
 
 const SIDE: u32 = 64;
 
@@ -841,6 +843,10 @@ struct Edgy {
     /// `released` and sets `continued`.
     build_waits_past_a_callback_crash: bool,
     continued: Rc<Cell<bool>>,
+    /// `build` begins a phase, makes a mistake in it, waits for `released`,
+    /// then ends the phase and keeps what it returned in `phase_ended`.
+    phase_across_a_stop: bool,
+    phase_ended: Rc<RefCell<Option<Result<(), Fault>>>>,
 }
 
 /// Maps a new buffer (returned) with a callback that panics, once a copy into it the
@@ -885,6 +891,8 @@ impl Edgy {
             app_drops: Rc::default(),
             build_waits_past_a_callback_crash: false,
             continued: Rc::default(),
+            phase_across_a_stop: false,
+            phase_ended: Rc::default(),
         }
     }
 }
@@ -914,8 +922,31 @@ impl App for Edgy {
         let drops = self.drops.clone();
         let waits_past_a_crash = self.build_waits_past_a_callback_crash;
         let continued = self.continued.clone();
+        let phase_across_a_stop = self.phase_across_a_stop;
+        let phase_ended = self.phase_ended.clone();
         async move {
             building.set(true);
+            if phase_across_a_stop {
+                let phase = gpu.phase("across-the-stop");
+                let _wrong = gpu.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("made-before-the-stop"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                std::future::poll_fn(|cx| {
+                    if released.get() {
+                        std::task::Poll::Ready(())
+                    } else {
+                        cx.waker().wake_by_ref();
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                let ended = phase.end().await;
+                *phase_ended.borrow_mut() = Some(ended.clone());
+                ended?;
+            }
             if waits_past_a_crash {
                 let _mapped =
                     map_with_a_panicking_callback(gpu, "the callback broke while build waited");
@@ -1048,6 +1079,42 @@ fn a_panic_in_a_build_the_runtime_abandoned_is_still_reported_and_final() {
     runtime.start();
     turns(&runtime, 40);
     assert_eq!(runtime.status().generation, 1);
+}
+
+/// A build's phase that outlives its device (the runtime stopped, and let
+/// the device go, while the build waited) ends with an `Err` the application
+/// may handle, and reports nothing: no "device lost" for a device the runtime
+/// itself let go, no validation error of a device that is gone.
+#[test]
+fn a_phase_ended_after_its_device_was_let_go_reports_nothing() {
+    let mut edgy = Edgy::new();
+    edgy.phase_across_a_stop = true;
+    let (released, building, ended) = (
+        edgy.released.clone(),
+        edgy.building.clone(),
+        edgy.phase_ended.clone(),
+    );
+    let runtime = Runtime::headless(edgy, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the build waiting", |_| building.get());
+    runtime.stop();
+    released.set(true);
+    until(&runtime, "the phase ended", |_| ended.borrow().is_some());
+    turns(&runtime, 20);
+    let outcome = ended.borrow_mut().take();
+    let fault = match outcome {
+        Some(Err(fault)) => fault,
+        other => panic!("the phase on a let-go device ended with {other:?}"),
+    };
+    assert!(fault.is_reported(), "{fault}");
+    let status = runtime.status();
+    let faults = &status.faults;
+    assert_eq!(
+        (faults.validation, faults.other, faults.logged),
+        (0, 0, 0),
+        "{status:?}\n{}",
+        runtime.faults().recent_lines().join("\n")
+    );
 }
 
 /// A callback of the application's that wgpu runs from the runtime's own
@@ -1396,4 +1463,66 @@ fn a_frozen_picture_is_reported_and_a_frame_asked_for_again() {
     let status = runtime.status();
     assert_eq!(status.state, DeviceState::Running, "{status:?}");
     assert_eq!(status.generation, 1, "a live device was taken for lost");
+}
+
+/// A stall belongs to the device it froze: a device brought up after it is
+/// not stalled before its first frame, and its own stall is counted from
+/// when it ran, not from the last frame of the device before.
+#[test]
+fn a_device_brought_up_after_a_stall_is_judged_from_when_it_runs() {
+    let (runtime, _) = probe(async |_: &Gpu| Ok(()));
+    until(&runtime, "a first frame", |r| r.status().frames > 0);
+    // From here one loop, with no frame for long: each `run_until` fires a
+    // frame that is wanted at once, then every ten minutes.
+    runtime.set_frame_interval(Duration::from_secs(600));
+    let stall_on_device_2 = |r: &Runtime<_>| {
+        r.faults()
+            .recent_lines()
+            .into_iter()
+            .find(|l| l.contains("presentation stalled") && l.contains("on device 2"))
+    };
+    let mut stopped: Option<(std::time::Instant, u64)> = None;
+    let mut second_running: Option<Status> = None;
+    let done = runtime.run_until(
+        |r| match (&stopped, &second_running) {
+            (None, _) => {
+                if r.status().stalled {
+                    stopped = Some((std::time::Instant::now(), r.status().frames));
+                    r.stop();
+                    r.start();
+                }
+                false
+            }
+            (Some(_), None) => {
+                let status = r.status();
+                if status.generation == 2 && status.state == DeviceState::Running {
+                    second_running = Some(status);
+                }
+                false
+            }
+            (Some(_), Some(_)) => stall_on_device_2(r).is_some(),
+        },
+        Duration::from_secs(60),
+    );
+    assert!(
+        done,
+        "{stopped:?} {second_running:?} {:?}",
+        runtime.status()
+    );
+    let (stopped_at, frames) = stopped.unwrap_or_else(|| unreachable!());
+    let status = second_running.unwrap_or_else(|| unreachable!());
+    assert_eq!(status.frames, frames, "a frame came: {status:?}");
+    assert!(!status.stalled, "{status:?}");
+    let since_the_stop = stopped_at.elapsed().as_millis();
+    let line = stall_on_device_2(&runtime).unwrap_or_default();
+    let waited: u128 = line
+        .split("no frame for ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no wait in {line}"));
+    assert!(
+        waited <= since_the_stop,
+        "waited {waited} ms, stopped {since_the_stop} ms ago: {line}"
+    );
 }
