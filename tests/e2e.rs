@@ -1024,6 +1024,39 @@ async fn a_canvas_whose_sizing_css_stops_applying_keeps_its_size_instead_of_grow
     Ok(())
 }
 
+on_both!(a_canvas_bounded_by_max_width_fills_its_container_again_when_it_widens);
+/// A canvas with no width of its own, bounded by `max-width: 100%`, is laid
+/// out at its drawing buffer's size until its container stops it: at a ratio
+/// of 2 it fills the container. Narrowed, then widened a lot, it fills the
+/// container again; a side that a maximum size bounds is never taken for
+/// one whose CSS let go (which would pin it at the narrow size).
+async fn a_canvas_bounded_by_max_width_fills_its_container_again_when_it_widens(
+    browser: Browser,
+) -> TestResult {
+    let s = session(browser, Flags::WebGpuRatio2).await?;
+    s.driver.set_window_rect(0, 0, 1600, 1000).await?;
+    s.open("?still").await?;
+    s.wait_running(1).await?;
+    wait_sharp(&s, "at start").await?;
+    s.eval(
+        "const c = document.getElementById('scene'); \
+         c.style.width = 'auto'; c.style.maxWidth = '100%'; \
+         document.getElementById('stage').style.flex = '0 0 300px'; return true",
+    )
+    .await?;
+    let narrow = wait_sharp(&s, "in a narrow container").await?;
+    assert_eq!(narrow[0], 300.0, "{narrow:?}");
+    s.eval("document.getElementById('stage').style.flex = '0 0 1250px'; return true")
+        .await?;
+    let wide = wait_sharp(&s, "in a wide container").await?;
+    assert_eq!(wide[0], 1250.0, "{wide:?}");
+    let status = s.status().await?;
+    assert_eq!(status["generation"], 1, "{status}");
+    s.assert_no_page_errors().await?;
+    s.quit().await?;
+    Ok(())
+}
+
 on_both!(the_demo_s_canvas_keeps_its_size_while_the_panels_fill_up);
 /// A storm fills the HUD and the console panel: the canvas's layout must not
 /// move (each shift would rebuild the size-dependent targets).

@@ -119,12 +119,14 @@ function pin_intrinsic_size(canvas, probe) {
   return true;
 }
 
-// The sizing CSS of a side judged sized may stop applying later (a class
-// removed, a media query no longer matching, an inline size set to auto): the
-// side is then laid out at its attribute's size, and following it grows the
-// canvas without end at any ratio but 1. A side seen laid out at exactly its
-// attribute's size, with no maximum size to stop its growth (`max-width:
-// 100%` does), is suspected, with the size it had before. It is pinned at
+// The sizing CSS of a canvas judged sized may stop applying later (a class
+// removed, a media query no longer matching, an inline size set to auto): it
+// is then laid out at its attributes' size, and following it grows the canvas
+// without end at any ratio but 1, unless a maximum size stops it: a maximum
+// on either side (`max-width: 100%`) bounds both, since a side that is not
+// sized by CSS follows the other through the canvas's aspect ratio. So a side
+// seen laid out at exactly its attribute's size, on a canvas with no maximum
+// size, is suspected, with the size it had before. It is pinned at
 // that size (`css` takes it) when the layout follows the attribute once more
 // within three frames of the runtime resizing the buffer; otherwise the
 // suspicion lapses: a CSS size that merely equals the attribute's for a moment
@@ -134,10 +136,11 @@ function pin_sides_css_let_go(sizer, canvas, css) {
   const ratio = typeof devicePixelRatio === 'number' ? devicePixelRatio : 1;
   if (Math.abs(ratio - 1) < 0.01 || sizer.css === null) return false;
   const attributes = [canvas.width, canvas.height];
+  const bounded = has_maximum_size(canvas);
   let pinned = false;
   for (let side = 0; side < 2; side++) {
     const suspect = sizer.suspects[side];
-    if (!laid_out_at_attribute(canvas, side, css[side], attributes[side])) {
+    if (bounded || Math.abs(css[side] - attributes[side]) >= 0.01) {
       sizer.suspects[side] = null;
     } else if (suspect === null) {
       if (Math.abs(sizer.css[side] - css[side]) > 0.01) {
@@ -161,12 +164,10 @@ function pin_sides_css_let_go(sizer, canvas, css) {
 
 const SIDES = [['width', 'maxWidth'], ['height', 'maxHeight']];
 
-// Whether `side` is laid out at its attribute's size (`css` of it) with no
-// maximum size to bound it.
-function laid_out_at_attribute(canvas, side, css, attribute) {
-  if (Math.abs(css - attribute) >= 0.01) return false;
-  const max = getComputedStyle(canvas)[SIDES[side][1]];
-  return max === 'none' || max === '';
+// Whether either side has a maximum size (which bounds both).
+function has_maximum_size(canvas) {
+  const style = getComputedStyle(canvas);
+  return SIDES.some(([, max]) => style[max] !== 'none' && style[max] !== '');
 }
 
 // A suspicion lapses three frames after the runtime changed the buffer's side
@@ -202,12 +203,13 @@ function pin_late(sizer, canvas, side, size) {
   }
 }
 
-// The window was resized: each late pin comes off (the inline value it
-// replaced is put back) and the side is laid out again, at once; it stays off
-// where CSS sizes the side now, and goes back on where the side is still laid
-// out at its attribute's size. Nothing is painted in between.
+// The window was resized: the late pins come off (the inline values they
+// replaced are put back) and the canvas is laid out again, at once; they stay
+// off where CSS sizes it now, and go back on where it is still laid out at
+// its attributes' size. Nothing is painted in between.
 function judge_late_pins_again(sizer, canvas) {
   const ratio = typeof devicePixelRatio === 'number' ? devicePixelRatio : 1;
+  const taken = [];
   for (let side = 0; side < 2; side++) {
     const pinned = sizer.late_pins[side];
     if (!pinned) continue;
@@ -218,11 +220,15 @@ function judge_late_pins_again(sizer, canvas) {
       continue;
     }
     canvas.style[property] = pinned.before;
-    const css = content_box(canvas);
-    const attribute = side === 0 ? canvas.width : canvas.height;
-    if (css !== null && Math.abs(ratio - 1) >= 0.01
-        && laid_out_at_attribute(canvas, side, css[side], attribute)) {
-      canvas.style[property] = pinned.value;
+    taken.push(side);
+  }
+  if (taken.length === 0) return;
+  const css = content_box(canvas);
+  const attributes = [canvas.width, canvas.height];
+  const free = css !== null && Math.abs(ratio - 1) >= 0.01 && !has_maximum_size(canvas);
+  for (const side of taken) {
+    if (free && Math.abs(css[side] - attributes[side]) < 0.01) {
+      canvas.style[SIDES[side][0]] = sizer.late_pins[side].value;
     } else {
       sizer.late_pins[side] = null;
     }
