@@ -93,7 +93,7 @@ fn main() {
 #[cfg(feature = "fault-injection")]
 pub use webgpu_guard_core::chaos;
 pub use webgpu_guard_core::{
-    backoff, canvas_size, fault, frame_sampling, init_timings, ledger, payload, sanitize,
+    backoff, canvas_size, fault, frame_sampling, init_timings, ladder, ledger, payload, sanitize,
     shader_diag, snapshot_state, supervisor, telemetry, texel_rows, usage,
 };
 #[doc(hidden)]

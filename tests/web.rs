@@ -735,6 +735,31 @@ async fn the_oom_ladder_degrades_to_a_size_that_fits() {
     assert!(fault.message.contains("no size fits"));
 }
 
+/// A candidate refused for a mistake (no usage at all) ends the ladder with
+/// that fault: no smaller size would mend it, and a build that gives up with
+/// it is a bug, not an out-of-memory to retry on a fresh device.
+#[wasm_bindgen_test]
+async fn the_oom_ladder_ends_at_a_mistake_instead_of_trying_smaller_sizes() {
+    let d = device().await;
+    let no_usage = |side| {
+        TextureSpec::d2(
+            "no-usage",
+            GpuTextureFormat::Rgba8unorm,
+            side,
+            side,
+            TextureUsages::empty(),
+        )
+    };
+    let fault = d
+        .texture_ladder(&[no_usage(256), no_usage(128)])
+        .await
+        .expect_err("a texture with no usage fitted");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert!(fault.related.is_empty(), "{fault:?}");
+    assert!(!fault.message.contains("no size fits"), "{fault}");
+    assert_eq!(d.faults().stats().warnings, 0);
+}
+
 #[wasm_bindgen_test]
 async fn a_lost_device_pop_is_not_mistaken_for_success() {
     let d = device().await;

@@ -65,7 +65,30 @@ pub struct TextureShape {
     pub is_3d: bool,
 }
 
+/// A device's limits on a texture's size (WebGPU's `maxTextureDimension2D`,
+/// `maxTextureDimension3D` and `maxTextureArrayLayers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureSizeLimits {
+    /// The largest side of a 2D texture (of a 1D one, its width).
+    pub max_2d: u32,
+    /// The largest side of a 3D texture.
+    pub max_3d: u32,
+    /// The most layers of a 2D texture.
+    pub max_layers: u32,
+}
+
 impl TextureShape {
+    /// Whether a device with `limits` refuses a texture of this size (for its
+    /// size alone).
+    pub fn beyond(&self, limits: &TextureSizeLimits) -> bool {
+        let (side, depth) = if self.is_3d {
+            (limits.max_3d, limits.max_3d)
+        } else {
+            (limits.max_2d, limits.max_layers)
+        };
+        self.width > side || self.height > side || self.depth_or_layers > depth
+    }
+
     /// A single-level, single-sample 2D texture.
     pub fn d2(width: u32, height: u32) -> Self {
         TextureShape {

@@ -86,7 +86,9 @@ impl InitClock {
             timings.to_first_frame_ms = now - started;
             timings.to_picture_ms = now - self.trigger_ms.get();
             timings.first_frame_at_ms = now;
-            if !timings.recovery {
+            // The first start's only: a start after a stop, or starting over
+            // after a fallback, finds the browser warm.
+            if !timings.recovery && self.cold_start.get().is_none() {
                 self.cold_start.set(Some(timings));
             }
             self.last_init.set(Some(timings));
@@ -159,6 +161,20 @@ mod tests {
         assert_eq!((last.to_first_frame_ms, last.to_picture_ms), (30.0, 230.0));
         assert!(last.recovery);
         assert_eq!(clock.cold_start(), Some(cold), "the cold start is kept");
+    }
+
+    #[test]
+    fn a_start_after_a_stop_is_no_cold_start() {
+        let clock = InitClock::default();
+        clock.triggered(0.0);
+        clock.init_done(steps(0.0), false);
+        clock.first_frame(20.0);
+        // Stopped, then started again at 1000: not a recovery, not cold.
+        clock.triggered(1000.0);
+        clock.init_done(steps(1000.0), false);
+        clock.first_frame(1015.0);
+        assert_eq!(clock.cold_start().unwrap().first_frame_at_ms, 20.0);
+        assert_eq!(clock.last_init().unwrap().first_frame_at_ms, 1015.0);
     }
 
     #[test]

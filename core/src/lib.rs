@@ -42,6 +42,7 @@ pub mod held;
 pub mod init_timings;
 #[cfg(feature = "js")]
 pub mod js_value;
+pub mod ladder;
 pub mod ledger;
 #[doc(hidden)]
 pub mod oneshot;

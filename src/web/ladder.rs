@@ -4,6 +4,8 @@
 use web_sys::GpuTexture;
 
 use crate::fault::{CallSite, Fault, FaultKind, Origin};
+use crate::formats::TextureSizeLimits;
+use crate::ladder::does_not_fit;
 use crate::web::alloc::{CallScopes, Tracked};
 use crate::web::device::GuardedDevice;
 use crate::web::scope::{Filter, ScopeSet};
@@ -45,11 +47,13 @@ impl LadderOutcome {
 }
 
 impl GuardedDevice {
-    /// Tries `candidates` in order, each inside its own scope set; a candidate whose
-    /// creation raises an out-of-memory (or validation) error is destroyed and the
-    /// next is tried. Works the same under every diagnostics level (no per-call
-    /// scope is nested inside the ladder's own). Errs when none fits, naming every
-    /// size tried, or at once when the device is lost.
+    /// Tries `candidates` in order, each inside its own scope set; a candidate that
+    /// does not fit (an out-of-memory error, or a validation error of a size beyond
+    /// the device's limits) is destroyed, written as a warning, and the next is
+    /// tried. Works the same under every diagnostics level (no per-call scope is
+    /// nested inside the ladder's own). Errs when none fits, naming every size
+    /// tried; at once when the device is lost, or with the fault of any other
+    /// failure (a wrong usage or format), which no smaller size would mend.
     #[track_caller]
     pub fn texture_ladder<'a>(
         &'a self,
@@ -65,6 +69,12 @@ impl GuardedDevice {
         site: CallSite,
     ) -> Result<LadderOutcome, Fault> {
         let mut failures: Vec<(TextureSpec, Fault)> = Vec::new();
+        let raw_limits = self.raw().limits();
+        let limits = TextureSizeLimits {
+            max_2d: raw_limits.max_texture_dimension_2d(),
+            max_3d: raw_limits.max_texture_dimension_3d(),
+            max_layers: raw_limits.max_texture_array_layers(),
+        };
         for (index, spec) in candidates.iter().enumerate() {
             let origin = Origin {
                 object: Some(spec.label.clone()),
@@ -88,7 +98,7 @@ impl GuardedDevice {
                         .at(site),
                 ));
             }
-            match (created, outcome.into_fault()) {
+            let fault = match (created, outcome.into_fault()) {
                 (Ok(texture), None) => {
                     return Ok(LadderOutcome {
                         texture,
@@ -99,14 +109,19 @@ impl GuardedDevice {
                 }
                 (Ok(texture), Some(fault)) => {
                     drop(texture);
-                    self.faults().warn(&format!(
-                        "\"{}\" {}x{} does not fit, trying the next size: {}",
-                        spec.label, spec.width, spec.height, fault.message
-                    ));
-                    failures.push((spec.clone(), fault));
+                    fault
                 }
-                (Err(fault), _) => failures.push((spec.clone(), fault)),
+                (Err(fault), _) => fault,
+            };
+            if !does_not_fit(fault.kind, &spec.shape(), &limits) {
+                // A mistake: no smaller size mends it.
+                return Err(self.report(fault));
             }
+            self.faults().warn(&format!(
+                "\"{}\" {}x{} does not fit, trying the next size: {}",
+                spec.label, spec.width, spec.height, fault.message
+            ));
+            failures.push((spec.clone(), fault));
         }
         let tried: Vec<String> = failures
             .iter()

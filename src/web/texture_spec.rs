@@ -102,18 +102,19 @@ impl TextureSpec {
 
     /// The bytes this texture occupies (0 for a format the table does not know).
     pub fn bytes(&self) -> u64 {
-        texture_bytes(
-            &format_name(self.format),
-            TextureShape {
-                width: self.width,
-                height: self.height,
-                depth_or_layers: self.depth_or_layers,
-                mip_levels: self.mip_levels,
-                sample_count: self.sample_count,
-                is_3d: self.is_3d,
-            },
-        )
-        .unwrap_or(0)
+        texture_bytes(&format_name(self.format), self.shape()).unwrap_or(0)
+    }
+
+    /// Its size and levels.
+    pub(crate) fn shape(&self) -> TextureShape {
+        TextureShape {
+            width: self.width,
+            height: self.height,
+            depth_or_layers: self.depth_or_layers,
+            mip_levels: self.mip_levels,
+            sample_count: self.sample_count,
+            is_3d: self.is_3d,
+        }
     }
 
     /// Creates the texture on `device` (one JavaScript call).

@@ -10,6 +10,8 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use webgpu_guard_core::fault::{CallSite, Fault, FaultKind};
+use webgpu_guard_core::formats::{TextureShape, TextureSizeLimits};
+use webgpu_guard_core::ladder::does_not_fit;
 use webgpu_guard_core::ledger::{EntryId, LedgerReport, ObjectKind, SharedLedger};
 use webgpu_guard_core::shader_diag::{MessageType, ShaderDiagnostics};
 use wgpu::util::DeviceExt;
@@ -27,6 +29,8 @@ pub(crate) trait Outlet {
     fn report_final(&self, fault: Fault);
     /// Writes an informational line.
     fn note(&self, text: &str);
+    /// Writes a warning (counted in the fault sink's `warnings`).
+    fn warn(&self, text: &str);
     /// Runs `future` to completion on the platform's executor.
     fn spawn(&self, future: Pin<Box<dyn Future<Output = ()>>>);
     /// The frame number uncaptured errors are tagged with from now on.
@@ -141,7 +145,21 @@ impl Gpu {
     pub fn report(&self, fault: Fault) -> Fault {
         // A device the runtime let go (stopped, superseded) says nothing new:
         // its scopes answer nothing and its phases end `DeviceLost`.
-        if !self.let_go.get() {
+        self.report_seen(fault, self.held())
+    }
+
+    /// Whether the runtime still holds this device (it has not let it go).
+    pub(crate) fn held(&self) -> bool {
+        !self.let_go.get()
+    }
+
+    /// Reports `fault`, caught by scopes closed when the device was `held`
+    /// or not: what a device still held caught is news even when the runtime
+    /// let it go before the answer came (a stop, a loss handled meanwhile),
+    /// but a device found lost after it was let go is the runtime's doing.
+    pub(crate) fn report_seen(&self, fault: Fault, held: bool) -> Fault {
+        let news = held && (fault.kind != FaultKind::DeviceLost || self.held());
+        if news {
             self.outlet.report(&fault);
         }
         fault.mark_reported()
@@ -214,6 +232,7 @@ impl Gpu {
             let info = module.get_compilation_info().await;
             // Not reported here: a compile error's own fault (below) carries
             // what the scopes caught beside it, reported once with it.
+            let held = self.held();
             let caught = phase.conclude().await;
             let messages = info
                 .messages
@@ -234,18 +253,21 @@ impl Gpu {
                 .collect();
             let diagnostics = ShaderDiagnostics::new(&label, &source, messages);
             if diagnostics.has_errors() {
-                return Err(self.report(
+                return Err(self.report_seen(
                     Fault::new(FaultKind::Validation, diagnostics.to_string())
                         .in_phase(format!("shader {label}"))
                         .on_object(label)
                         .at(site)
                         .with_caught_beside(caught.err()),
+                    held,
                 ));
             }
             if !diagnostics.is_empty() {
-                self.outlet.note(&diagnostics.to_string());
+                self.outlet.warn(&diagnostics.to_string());
             }
-            caught.map(|()| module).map_err(|fault| self.report(fault))
+            caught
+                .map(|()| module)
+                .map_err(|fault| self.report_seen(fault, held))
         }
     }
 
@@ -253,7 +275,9 @@ impl Gpu {
     /// each inside its own phase, and keeps the first that the device accepts;
     /// one that does not fit (out of memory, or beyond the device's limits)
     /// is written as a warning and the next is tried. `Err` naming every size
-    /// tried when none fits.
+    /// tried when none fits (out of memory: it may fit on a fresh device);
+    /// any other failure (a wrong usage or format, a lost device) ends the
+    /// ladder at once with its own fault, which no smaller size would mend.
     #[track_caller]
     pub fn create_texture_fitting<'a>(
         &'a self,
@@ -262,6 +286,7 @@ impl Gpu {
         let site = CallSite::here();
         async move {
             let mut failures = Vec::new();
+            let device_limits = self.device.limits();
             for (index, desc) in candidates.iter().enumerate() {
                 let label = desc.label.unwrap_or("unlabelled");
                 let phase = self.phase(&format!("ladder {label}"));
@@ -272,8 +297,9 @@ impl Gpu {
                     site,
                     || self.device.create_texture(desc),
                 );
-                // A size that does not fit is a note, not an error: only the
-                // ladder's own `Err` is reported.
+                // A size that does not fit is a warning, not an error: only
+                // the ladder's own `Err` is reported.
+                let held = self.held();
                 match phase.conclude().await {
                     Ok(()) => {
                         return Ok(Fitted {
@@ -282,9 +308,20 @@ impl Gpu {
                             failures,
                         })
                     }
+                    Err(fault)
+                        if !does_not_fit(
+                            fault.kind,
+                            &shape_of(desc),
+                            &size_limits(&device_limits, desc.dimension),
+                        ) =>
+                    {
+                        // A mistake (or a lost device): no smaller size mends it.
+                        drop(texture);
+                        return Err(self.report_seen(fault, held));
+                    }
                     Err(fault) => {
                         drop(texture);
-                        self.outlet.note(&format!(
+                        self.outlet.warn(&format!(
                             "\"{label}\" {}x{} does not fit, trying the next size: {}",
                             desc.size.width, desc.size.height, fault.message
                         ));
@@ -350,13 +387,15 @@ impl Gpu {
         set: ClosedSet,
         tag: impl Fn(Fault) -> Fault + 'static,
     ) {
+        // Judged now, as the set closes: what it caught while the device was
+        // held is news whenever the answer comes.
+        if !self.held() {
+            return;
+        }
         let outlet = self.outlet.clone();
-        let let_go = self.let_go.clone();
         self.outlet.spawn(Box::pin(async move {
             for fault in set.faults().await {
-                if !let_go.get() {
-                    outlet.report(&tag(fault));
-                }
+                outlet.report(&tag(fault));
             }
         }));
     }
@@ -377,6 +416,31 @@ impl Fitted {
     /// Whether a smaller candidate than the first was used.
     pub fn degraded(&self) -> bool {
         self.chosen > 0
+    }
+}
+
+/// The device's limits on the size of a texture of `dimension`, as the
+/// ladder judges them (a 1D texture's width against the 1D limit).
+fn size_limits(limits: &wgpu::Limits, dimension: wgpu::TextureDimension) -> TextureSizeLimits {
+    TextureSizeLimits {
+        max_2d: match dimension {
+            wgpu::TextureDimension::D1 => limits.max_texture_dimension_1d,
+            _ => limits.max_texture_dimension_2d,
+        },
+        max_3d: limits.max_texture_dimension_3d,
+        max_layers: limits.max_texture_array_layers,
+    }
+}
+
+/// A texture's size, as the ladder judges it against the device's limits.
+fn shape_of(desc: &wgpu::TextureDescriptor<'_>) -> TextureShape {
+    TextureShape {
+        width: desc.size.width,
+        height: desc.size.height,
+        depth_or_layers: desc.size.depth_or_array_layers,
+        mip_levels: desc.mip_level_count,
+        sample_count: desc.sample_count,
+        is_3d: desc.dimension == wgpu::TextureDimension::D3,
     }
 }
 

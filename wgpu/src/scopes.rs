@@ -197,7 +197,11 @@ impl<'a> Phase<'a> {
     /// is counted once.
     pub async fn end(self) -> Result<(), Fault> {
         let gpu = self.gpu;
-        self.conclude().await.map_err(|fault| gpu.report(fault))
+        // As the scopes close (in this first poll): held by the runtime?
+        let held = gpu.held();
+        self.conclude()
+            .await
+            .map_err(|fault| gpu.report_seen(fault, held))
     }
 
     /// [`Self::end`] without reporting the `Err` (the ladder's sizes that do

@@ -648,7 +648,7 @@ fn a_shader_error_has_its_place_and_a_caret_under_wide_characters() {
 
 #[test]
 fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does() {
-    let (_runtime, outcome) = probe(async |gpu: &Gpu| {
+    let (runtime, outcome) = probe(async |gpu: &Gpu| {
         let too_big = gpu.device.limits().max_texture_dimension_2d + 1;
         let fitted = gpu
             .create_texture_fitting(&[square("shadow", too_big), square("shadow", 256)])
@@ -662,10 +662,35 @@ fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does()
             .await
             .expect_err("a texture beyond the limits fitted");
         assert!(none.message.contains("no size fits"), "{none}");
+        assert_eq!(none.kind, FaultKind::OutOfMemory, "{none}");
         assert_eq!(none.related.len(), 2, "{none:?}");
         Ok(())
     });
     outcome.expect("the ladder");
+    // Each size that did not fit is a warning.
+    assert_eq!(runtime.status().faults.warnings, 3);
+}
+
+/// A candidate refused for a mistake (no usage at all) ends the ladder with
+/// that fault: no smaller size would mend it, and a build that gives up with
+/// it is a bug (init-failed), not an out-of-memory to retry.
+#[test]
+fn the_ladder_ends_at_a_mistake_instead_of_trying_smaller_sizes() {
+    let (runtime, outcome) = probe(async |gpu: &Gpu| {
+        let mut wrong = square("no-usage", 256);
+        wrong.usage = wgpu::TextureUsages::empty();
+        let mut smaller = square("no-usage", 128);
+        smaller.usage = wgpu::TextureUsages::empty();
+        gpu.create_texture_fitting(&[wrong, smaller]).await?;
+        Ok(())
+    });
+    let fault = outcome.expect_err("a texture with no usage fitted");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert!(fault.related.is_empty(), "{fault:?}");
+    assert!(!fault.message.contains("no size fits"), "{fault}");
+    let status = runtime.status();
+    assert_eq!(status.faults.warnings, 0, "{status:?}");
+    assert_eq!(status.faults.validation, 1, "{status:?}");
 }
 
 /// A lost device's scopes answer nothing: a phase, and the ladder's choice,
@@ -674,7 +699,8 @@ fn the_ladder_degrades_to_a_size_that_fits_and_names_every_size_when_none_does()
 fn on_a_destroyed_device_a_phase_and_the_ladder_do_not_read_silence_as_success() {
     let (_runtime, outcome) = probe(common::phases_and_the_ladder_on_a_destroyed_device);
     let fault = outcome.expect_err("the ladder chose a size on a lost device");
-    assert!(fault.message.contains("no size fits"), "{fault}");
+    // A lost device ends the ladder at once (no smaller size would fit).
+    assert_eq!(fault.kind, FaultKind::DeviceLost, "{fault}");
 }
 
 #[test]
@@ -1525,4 +1551,66 @@ fn a_device_brought_up_after_a_stall_is_judged_from_when_it_runs() {
         waited <= since_the_stop,
         "waited {waited} ms, stopped {since_the_stop} ms ago: {line}"
     );
+}
+
+/// A buffer wgpu refuses (a mappable buffer may not be a storage buffer).
+fn refused_buffer(gpu: &Gpu, label: &'static str) -> webgpu_guard_wgpu::Tracked<wgpu::Buffer> {
+    gpu.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    })
+}
+
+/// A build that gives up with `?` while a phase of its own is open.
+struct GivesUp;
+
+impl App for GivesUp {
+    type Resources = ();
+
+    async fn build(&self, gpu: &Gpu) -> Result<(), Fault> {
+        let _phase = gpu.phase("upload");
+        let _wrong = refused_buffer(gpu, "dropped-phase-wrong");
+        Err(Fault::new(FaultKind::Validation, "the build gives up"))?;
+        Ok(())
+    }
+
+    fn frame(&self, _: &Gpu, _: &mut (), _: &Frame) -> Result<(), Fault> {
+        Ok(())
+    }
+}
+
+/// The phase a failing build drops (its `?`) is popped, and what it caught
+/// is reported, though the failed build's device is let go before the answer
+/// comes: the phase closed while the device was the runtime's.
+#[test]
+fn what_a_phase_dropped_by_a_failing_build_caught_is_reported_after_its_device_is_let_go() {
+    let runtime = Runtime::headless(GivesUp, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "the init-failed fallback", |r| {
+        r.status().fallback.is_some()
+    });
+    until(&runtime, "the phase's fault and the build's", |r| {
+        r.status().faults.validation >= 2
+    });
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("dropped-phase-wrong"), "{lines}");
+}
+
+/// The same with a phase dropped in `with_live` right before a stop.
+#[test]
+fn what_a_phase_dropped_before_a_stop_caught_is_reported_after_it() {
+    let (runtime, _) = probe(async |_: &Gpu| Ok(()));
+    until(&runtime, "a first frame", |r| r.status().frames > 0);
+    runtime.with_live(|gpu, _| {
+        let _phase = gpu.phase("live-work");
+        let _wrong = refused_buffer(gpu, "live-wrong");
+    });
+    runtime.stop();
+    until(&runtime, "the phase's fault", |r| {
+        r.status().faults.validation >= 1
+    });
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("live-wrong"), "{lines}");
 }

@@ -39,6 +39,10 @@ impl Outlet for NativeOutlet {
         self.faults.note(text);
     }
 
+    fn warn(&self, text: &str) {
+        self.faults.warn(text);
+    }
+
     fn spawn(&self, future: Pin<Box<dyn Future<Output = ()>>>) {
         self.scheduler.spawn(future);
     }

@@ -41,6 +41,10 @@ impl Outlet for WebOutlet {
         self.faults.note(text);
     }
 
+    fn warn(&self, text: &str) {
+        self.faults.warn(text);
+    }
+
     fn spawn(&self, future: Pin<Box<dyn Future<Output = ()>>>) {
         wasm_bindgen_futures::spawn_local(future);
     }
