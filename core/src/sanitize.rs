@@ -1,6 +1,7 @@
 //! Message truncation and sanitising for logs and telemetry.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use crate::fault::Fault;
 use crate::str_search::contains;
@@ -40,6 +41,34 @@ impl<'a> Sanitized<'a> {
     pub fn fault(&self) -> &Fault {
         &self.0
     }
+}
+
+/// What telemetry gets in place of a text that arrived from inside the
+/// sanitiser nested [`SANITIZER_DEPTH`] deep (it is not run on it again).
+pub const SANITIZER_REPORTED: &str = "[reported by the sanitiser]";
+
+/// How deep runs of the sanitiser may nest (a fault it reports is sanitised
+/// by it too, up to this depth).
+pub const SANITIZER_DEPTH: u32 = 4;
+
+/// `fault` through `sanitize`, which may report faults into the sink that
+/// runs it, and so run again inside itself: `depth` counts the runs under
+/// way (one per fault sink), and past [`SANITIZER_DEPTH`] a text reaches
+/// telemetry as [`SANITIZER_REPORTED`] and the recursion ends.
+pub fn sanitized_nested<'a>(
+    fault: &'a Fault,
+    sanitize: &dyn Fn(&str) -> String,
+    depth: &Cell<u32>,
+) -> Sanitized<'a> {
+    let runs = depth.get();
+    if runs >= SANITIZER_DEPTH {
+        let placeholder = |_: &str| SANITIZER_REPORTED.to_string();
+        return Sanitized::new(fault, Some(&placeholder));
+    }
+    depth.set(runs + 1);
+    let clean = Sanitized::new(fault, Some(sanitize));
+    depth.set(runs);
+    clean
 }
 
 fn sanitize_in_place(fault: &mut Fault, sanitize: &dyn Fn(&str) -> String) {
@@ -262,6 +291,27 @@ pub fn strict(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sanitiser_that_runs_itself_again_ends_in_the_placeholder() {
+        use crate::FaultKind;
+        let depth = Cell::new(0);
+        let runs = Cell::new(0);
+        // Each run sanitises another fault (as a sanitiser that reports into
+        // its own sink makes its sink do).
+        fn again(depth: &Cell<u32>, runs: &Cell<u32>) -> String {
+            runs.set(runs.get() + 1);
+            assert!(runs.get() < 100, "no end to the recursion");
+            let inner = Fault::new(FaultKind::Validation, "inside");
+            let clean = sanitized_nested(&inner, &|_| again(depth, runs), depth);
+            clean.fault().message.clone()
+        }
+        let outer = Fault::new(FaultKind::Validation, "outside");
+        let clean = sanitized_nested(&outer, &|_| again(&depth, &runs), &depth);
+        assert_eq!(clean.fault().message, SANITIZER_REPORTED);
+        assert_eq!(depth.get(), 0, "every run ended");
+        assert!(runs.get() <= SANITIZER_DEPTH * 4, "{} runs", runs.get());
+    }
 
     #[test]
     fn a_sanitized_fault_carries_no_raw_text_of_its_own_or_its_related() {

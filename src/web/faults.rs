@@ -22,8 +22,8 @@ use crate::fault_log::FaultStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::held::Held;
-use crate::sanitize::{Sanitized, Sanitizer};
-use crate::telemetry::deferred::{Deferring, Delivery};
+use crate::sanitize::{sanitized_nested, Sanitized, Sanitizer};
+use crate::telemetry::deferred::{Deferring, Delivery, DeliveryCounts};
 use crate::telemetry::{GroupSummary, TelemetrySink};
 use crate::web::js::now_ms;
 use crate::web::listener::EventListener;
@@ -64,13 +64,7 @@ extern "C" {
 /// text, which may hold what the sanitiser was there to remove.
 pub const SANITIZER_THREW: &str = "[the sanitiser threw]";
 
-/// What telemetry gets in place of a text that arrived from inside the
-/// sanitiser nested [`SANITIZER_DEPTH`] deep (it is not run on it again).
-pub const SANITIZER_REPORTED: &str = "[reported by the sanitiser]";
-
-/// How deep runs of the sanitiser may nest (a fault it reports is sanitised
-/// by it too, up to this depth).
-pub const SANITIZER_DEPTH: u32 = 4;
+pub use crate::sanitize::{SANITIZER_DEPTH, SANITIZER_REPORTED};
 
 /// The fault sink, shared by every device of an application. Cheap to clone.
 ///
@@ -104,14 +98,8 @@ struct Shared {
     sanitizing: Cell<u32>,
     /// Whether the queue is being delivered (a sink's report waits its turn).
     delivering: Cell<bool>,
-    /// Events the log counted as sent that the application's sink refused.
-    refused_sends: Cell<u64>,
-    /// Errors replaced sinks gave up.
-    telemetry_dropped: Cell<u64>,
-    /// Events the log handed on while no telemetry sink was set.
-    unsent: Cell<u64>,
-    /// Held-back reports the application's sink refused.
-    refused_held: Cell<u64>,
+    /// What became of the deliveries after the log queued them.
+    delivered: DeliveryCounts,
     frame: Rc<Cell<u64>>,
     reentrant_failures: Cell<u64>,
     handler_us: Cell<f64>,
@@ -151,10 +139,7 @@ impl FaultSink {
             sanitizer: Held::new(None),
             sanitizing: Cell::new(0),
             delivering: Cell::new(false),
-            refused_sends: Cell::new(0),
-            telemetry_dropped: Cell::new(0),
-            unsent: Cell::new(0),
-            refused_held: Cell::new(0),
+            delivered: DeliveryCounts::default(),
             frame,
             reentrant_failures: Cell::new(0),
             handler_us: Cell::new(0.0),
@@ -234,10 +219,7 @@ impl FaultSink {
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         let sink: Rc<dyn TelemetrySink> = Rc::new(CatchingSink(sink));
         if let Some(Some(old)) = self.shared.telemetry.replace(Some(sink)) {
-            let given_up = old.retire();
-            self.shared
-                .telemetry_dropped
-                .set(self.shared.telemetry_dropped.get() + given_up);
+            self.shared.delivered.dropped(old.retire());
             let _ = crate::web::crash::drop_in_trampoline(old);
         }
         // The log's own sink only queues; set again, it tells the new sink
@@ -259,17 +241,12 @@ impl FaultSink {
         while let Some(batch) = self.shared.outgoing.take().filter(|b| !b.is_empty()) {
             let Some(Some(sink)) = self.shared.telemetry.get() else {
                 // No sink: nothing was sent (not counted as sent).
-                let sends = batch.iter().filter(|d| d.is_send()).count() as u64;
-                self.shared.unsent.set(self.shared.unsent.get() + sends);
+                self.shared.delivered.no_sink(&batch);
                 continue;
             };
             for delivery in batch {
                 if delivery.deliver_to(&*sink).is_err() {
-                    let refused = match delivery {
-                        Delivery::Send(_) => &self.shared.refused_sends,
-                        _ => &self.shared.refused_held,
-                    };
-                    refused.set(refused.get() + 1);
+                    self.shared.delivered.refused(&delivery);
                 }
             }
             // A sink replaced while it sent holds its last reference here:
@@ -313,32 +290,19 @@ impl FaultSink {
     /// sanitiser that reports every time it runs), a text reaches telemetry as
     /// a placeholder and the recursion ends.
     fn sanitized<'a>(&self, fault: &'a Fault) -> Sanitized<'a> {
-        let Some(sanitizer) = self.shared.sanitizer.get().flatten() else {
-            return Sanitized::new(fault, None);
-        };
-        let depth = self.shared.sanitizing.get();
-        if depth >= SANITIZER_DEPTH {
-            let placeholder = |_: &str| SANITIZER_REPORTED.to_string();
-            return Sanitized::new(fault, Some(&placeholder));
+        match self.shared.sanitizer.get().flatten() {
+            Some(sanitizer) => sanitized_nested(fault, &**sanitizer, &self.shared.sanitizing),
+            None => Sanitized::new(fault, None),
         }
-        self.shared.sanitizing.set(depth + 1);
-        let clean = Sanitized::new(fault, Some(&**sanitizer));
-        self.shared.sanitizing.set(depth);
-        clean
     }
 
     /// The counters.
     pub fn stats(&self) -> FaultStats {
         let mut stats = self.with_log(|l| l.stats()).unwrap_or_default();
-        // Sends the log counted, refused by the application's sink after it.
-        let refused = self.shared.refused_sends.get();
-        stats.telemetry_sent = stats
-            .telemetry_sent
-            .saturating_sub(refused + self.shared.unsent.get());
-        stats.sink_failures += refused + self.shared.refused_held.get();
+        // Sends the log counted, not received or refused after it.
+        self.shared.delivered.correct(&mut stats);
         stats.handler_failures += self.shared.reentrant_failures.get();
         stats.handler_us = self.shared.handler_us.get() as u64;
-        stats.telemetry_dropped = self.shared.telemetry_dropped.get();
         stats
     }
 

@@ -4,10 +4,12 @@
 //! that reports back into its fault sink is heard, not refused). Both fronts'
 //! fault sinks hold one.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use super::{HeldBack, TelemetryEvent, TelemetrySink};
 use crate::fault::FaultKind;
+use crate::fault_log::FaultStats;
 use crate::held::Held;
 
 /// One call the log made on its sink, kept until it can be made on the
@@ -24,7 +26,7 @@ pub enum Delivery {
         label: String,
         /// The labelled phase, if any.
         phase: Option<String>,
-        /// The group's first message.
+        /// The last error's message.
         message: String,
         /// The frame of the last of them.
         frame: Option<u64>,
@@ -66,6 +68,56 @@ impl Delivery {
             }
         }
     }
+}
+
+/// What became of the deliveries after the log queued them, counted the same
+/// way by both fronts' fault sinks. The log counts an event sent when it
+/// queues it; [`Self::correct`] takes off what no sink received or a sink
+/// refused, and adds what a retired sink gave up.
+#[derive(Debug, Default)]
+pub struct DeliveryCounts {
+    unsent: Cell<u64>,
+    refused_sends: Cell<u64>,
+    refused_held: Cell<u64>,
+    dropped: Cell<u64>,
+}
+
+impl DeliveryCounts {
+    /// `batch` found no sink: its events were not sent.
+    pub fn no_sink(&self, batch: &[Delivery]) {
+        let sends = batch.iter().filter(|d| d.is_send()).count() as u64;
+        add(&self.unsent, sends);
+    }
+
+    /// The sink refused `delivery` (or panicked, or threw, making it).
+    pub fn refused(&self, delivery: &Delivery) {
+        match delivery {
+            Delivery::Send(_) => add(&self.refused_sends, 1),
+            Delivery::HeldBack { .. } => add(&self.refused_held, 1),
+            // An adapter told is no event: never a refusal.
+            Delivery::Adapter(_) => {}
+        }
+    }
+
+    /// A sink that was replaced gave up `count` errors it held
+    /// ([`TelemetrySink::retire`]).
+    pub fn dropped(&self, count: u64) {
+        add(&self.dropped, count);
+    }
+
+    /// `stats`, as the log counted them, corrected by what came after.
+    pub fn correct(&self, stats: &mut FaultStats) {
+        let refused = self.refused_sends.get();
+        stats.telemetry_sent = stats
+            .telemetry_sent
+            .saturating_sub(refused + self.unsent.get());
+        stats.sink_failures += refused + self.refused_held.get();
+        stats.telemetry_dropped += self.dropped.get();
+    }
+}
+
+fn add(counter: &Cell<u64>, n: u64) {
+    counter.set(counter.get().saturating_add(n));
 }
 
 /// The sink a fault log holds: every call is queued in the shared list, which

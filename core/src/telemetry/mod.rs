@@ -55,7 +55,8 @@ pub struct HeldBack<'a> {
     pub label: &'a str,
     /// The labelled phase, if any.
     pub phase: Option<&'a str>,
-    /// The group's first message (sanitised, truncated).
+    /// The last of them's message (sanitised under the policy in force when
+    /// it came, truncated).
     pub message: &'a str,
     /// The frame of the last of them.
     pub frame: Option<u64>,
@@ -277,12 +278,15 @@ impl Telemetry {
     /// `sink`.
     fn hand_held_to(&mut self, sink: &dyn TelemetrySink, error: Observed<'_>, count: u64) {
         let phase = error.phase.map(|p| self.truncated_label(p));
+        // This error's own message, not the group's first: that one was kept
+        // under the sanitiser of its time, perhaps none.
+        let message = self.truncated(error.message);
         let group = &self.groups[0];
         let held = HeldBack {
             kind: group.kind,
             label: &group.label,
             phase: phase.as_deref(),
-            message: &group.first_message,
+            message: &message,
             frame: error.frame,
             count,
         };
@@ -428,6 +432,42 @@ mod tests {
         assert_eq!(verts.last_frame, Some(2));
         assert!(groups.iter().any(|g| g.label == UNLABELLED));
         assert_eq!(sink.events()[1].occurrences, 2);
+    }
+
+    /// Keeps what `held_back` receives.
+    #[derive(Default)]
+    struct HeldSink(std::cell::RefCell<Vec<String>>);
+
+    impl TelemetrySink for HeldSink {
+        fn send(&self, _: &TelemetryEvent) -> Result<(), String> {
+            Ok(())
+        }
+        fn held_back(&self, held: &HeldBack<'_>) -> Result<(), String> {
+            self.0.borrow_mut().push(held.message.to_string());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_held_back_error_carries_its_own_message_not_the_group_s_first() {
+        let mut t = Telemetry::default();
+        let sink = HeldSink::default();
+        // The first of the group came before the application set a sanitiser.
+        t.record(
+            Observed::new(FaultKind::Validation, "bad token=hunter2").on(Some("buf")),
+            0.0,
+            &sink,
+        );
+        for _ in 0..20 {
+            t.record(
+                Observed::new(FaultKind::Validation, "bad token=***").on(Some("buf")),
+                1.0,
+                &sink,
+            );
+        }
+        let held = sink.0.borrow();
+        assert!(!held.is_empty(), "nothing held back");
+        assert!(held.iter().all(|m| m == "bad token=***"), "{held:?}");
     }
 
     #[test]

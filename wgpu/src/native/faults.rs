@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use webgpu_guard_core::fault::{label_in_message, Fault, FaultKind};
 use webgpu_guard_core::fault_log::{FaultLog, FaultStats, Line, Severity};
 use webgpu_guard_core::held::Held;
-use webgpu_guard_core::sanitize::{Sanitized, Sanitizer};
-use webgpu_guard_core::telemetry::deferred::{Deferring, Delivery};
+use webgpu_guard_core::sanitize::{sanitized_nested, Sanitized, Sanitizer};
+use webgpu_guard_core::telemetry::deferred::{Deferring, Delivery, DeliveryCounts};
 use webgpu_guard_core::telemetry::{GroupSummary, TelemetrySink};
 
 use super::panics::catching;
@@ -123,7 +123,10 @@ struct Shared {
     frame: Arc<AtomicU64>,
     started: std::time::Instant,
     inboxes: RefCell<Vec<Arc<Inbox>>>,
-    refused: Cell<u64>,
+    /// What became of the deliveries after the log queued them.
+    delivered: DeliveryCounts,
+    /// How many runs of the sanitiser are under way, nested.
+    sanitizing: Cell<u32>,
     lines: RefCell<VecDeque<String>>,
 }
 
@@ -156,7 +159,8 @@ impl FaultSink {
                 frame: Arc::default(),
                 started: std::time::Instant::now(),
                 inboxes: RefCell::default(),
-                refused: Cell::new(0),
+                delivered: DeliveryCounts::default(),
+                sanitizing: Cell::new(0),
                 lines: RefCell::default(),
             }),
         }
@@ -214,7 +218,9 @@ impl FaultSink {
                 let sanitize = |text: &str| {
                     catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
                 };
-                Sanitized::new(fault, Some(&sanitize)).fault().clone()
+                sanitized_nested(fault, &sanitize, &self.shared.sanitizing)
+                    .fault()
+                    .clone()
             }
             None => fault.clone(),
         }
@@ -290,7 +296,10 @@ impl FaultSink {
     pub fn set_sink(&self, sink: Box<dyn TelemetrySink>) {
         let old = self.shared.telemetry.replace(Some(Rc::from(sink)));
         if let Some(old) = old {
-            let _ = catching(|| old.retire());
+            // What it gave up is counted (one that panics says nothing).
+            if let Ok(given_up) = catching(|| old.retire()) {
+                self.shared.delivered.dropped(given_up);
+            }
         }
         if let Ok(mut log) = self.shared.log.try_borrow_mut() {
             log.set_sink(Box::new(Deferring(self.shared.outgoing.clone())));
@@ -308,8 +317,10 @@ impl FaultSink {
         sink.is_none_or(|sink| catching(|| sink.flush(millis)).unwrap_or(false))
     }
 
-    /// Sets the sanitising step applied to what telemetry receives.
+    /// Sets the sanitising step applied to what telemetry receives (what the
+    /// inboxes hold goes in under the old one: it came before).
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
+        self.drain();
         *self.shared.sanitizer.borrow_mut() = sanitizer.map(Rc::new);
     }
 
@@ -331,13 +342,14 @@ impl FaultSink {
                 break;
             }
             let Some(sink) = self.shared.telemetry.borrow().clone() else {
+                // No sink: nothing was sent (not counted as sent).
+                self.shared.delivered.no_sink(&batch);
                 continue;
             };
             for delivery in batch {
                 let refused = catching(|| delivery.deliver_to(&*sink)).map_or(true, |r| r.is_err());
-                // An adapter told is no event: never a refusal.
-                if refused && !matches!(delivery, Delivery::Adapter(_)) {
-                    self.shared.refused.set(self.shared.refused.get() + 1);
+                if refused {
+                    self.shared.delivered.refused(&delivery);
                 }
             }
         }
@@ -402,7 +414,8 @@ impl FaultSink {
             .try_borrow()
             .map(|log| log.stats())
             .unwrap_or_default();
-        stats.sink_failures += self.shared.refused.get();
+        // Sends the log counted, not received or refused after it.
+        self.shared.delivered.correct(&mut stats);
         stats
     }
 
@@ -419,5 +432,76 @@ impl FaultSink {
             .try_borrow()
             .map(|log| log.groups())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use webgpu_guard_core::fault::{Fault, FaultKind};
+    use webgpu_guard_core::telemetry::{TelemetryEvent, TelemetrySink};
+
+    use super::FaultSink;
+
+    /// A sink that refuses every event and gives up `retired` when replaced.
+    struct Refusing {
+        retired: u64,
+    }
+
+    impl TelemetrySink for Refusing {
+        fn send(&self, _: &TelemetryEvent) -> Result<(), String> {
+            Err("refused".into())
+        }
+        fn retire(&self) -> u64 {
+            self.retired
+        }
+    }
+
+    fn quiet() -> FaultSink {
+        let faults = FaultSink::new();
+        faults.set_writer(Some(Box::new(|_, _| {})));
+        faults
+    }
+
+    fn fault() -> Fault {
+        Fault::new(FaultKind::Validation, "bad").on_object("buf")
+    }
+
+    #[test]
+    fn an_event_with_no_sink_or_refused_is_not_counted_sent() {
+        let faults = quiet();
+        faults.report(&fault());
+        let stats = faults.stats();
+        assert_eq!((stats.telemetry_sent, stats.sink_failures), (0, 0));
+        faults.set_sink(Box::new(Refusing { retired: 0 }));
+        faults.report(&fault());
+        let stats = faults.stats();
+        assert_eq!((stats.telemetry_sent, stats.sink_failures), (0, 1));
+    }
+
+    #[test]
+    fn what_a_replaced_sink_gives_up_is_counted_dropped() {
+        let faults = quiet();
+        faults.set_sink(Box::new(Refusing { retired: 3 }));
+        faults.set_sink(Box::new(Refusing { retired: 0 }));
+        assert_eq!(faults.stats().telemetry_dropped, 3);
+    }
+
+    #[test]
+    fn a_sanitiser_that_reports_into_its_own_sink_ends() {
+        let faults = quiet();
+        let runs = Rc::new(Cell::new(0u32));
+        let (inner, counted) = (faults.clone(), runs.clone());
+        faults.set_sanitizer(Some(Box::new(move |text: &str| {
+            counted.set(counted.get() + 1);
+            assert!(counted.get() < 100, "no end to the recursion");
+            inner.report(&Fault::new(FaultKind::Validation, "from the sanitiser"));
+            text.to_string()
+        })));
+        faults.report(&fault());
+        assert!(runs.get() > 1, "the sanitiser ran once");
+        assert!(runs.get() < 100);
     }
 }
