@@ -26,6 +26,8 @@ const FILTERS: [wgpu::ErrorFilter; 3] = [
 /// One open set of scopes (validation, out of memory, internal).
 struct OpenSet {
     id: u64,
+    /// Whether a [`Phase`] owns it (it waits for its outcome).
+    phase: bool,
     name: String,
     guards: Vec<wgpu::ErrorScopeGuard>,
     /// The labelled creations made while this set was the newest, with their
@@ -35,6 +37,8 @@ struct OpenSet {
 
 /// A set closed: its scopes popped, their outcomes still to come.
 pub(crate) struct ClosedSet {
+    id: u64,
+    phase: bool,
     name: String,
     pops: Vec<PopFuture>,
     calls: Vec<(String, CallSite)>,
@@ -78,12 +82,26 @@ pub(crate) fn fault_of(error: &wgpu::Error, name: &str, calls: &[(String, CallSi
 #[derive(Default)]
 pub(crate) struct ScopeStack {
     open: RefCell<Vec<OpenSet>>,
+    /// Sets of phases that an outer phase closed first, kept for their
+    /// phases' own end (or drop).
+    parked: RefCell<Vec<ClosedSet>>,
     next_id: Cell<u64>,
 }
 
 impl ScopeStack {
-    /// Pushes a set (validation, out of memory, internal) named `name`.
+    /// Pushes a set (validation, out of memory, internal) named `name`, of
+    /// the runtime's own (whoever closes it reports what it caught).
     pub(crate) fn open(&self, device: &wgpu::Device, name: &str) -> u64 {
+        self.push(device, name, false)
+    }
+
+    /// Pushes the set of a [`Phase`]: closed first by an outer phase, it is
+    /// kept for this one's end.
+    fn open_phase(&self, device: &wgpu::Device, name: &str) -> u64 {
+        self.push(device, name, true)
+    }
+
+    fn push(&self, device: &wgpu::Device, name: &str, phase: bool) -> u64 {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         let guards = FILTERS
@@ -92,6 +110,7 @@ impl ScopeStack {
             .collect();
         self.open.borrow_mut().push(OpenSet {
             id,
+            phase,
             name: name.to_string(),
             guards,
             calls: Vec::new(),
@@ -120,6 +139,8 @@ impl ScopeStack {
                     pops.push(Box::pin(guard.pop()));
                 }
                 ClosedSet {
+                    id: set.id,
+                    phase: set.phase,
                     name: set.name,
                     pops,
                     calls: set.calls,
@@ -138,6 +159,19 @@ impl ScopeStack {
     pub(crate) fn close_above(&self, depth: usize) -> Vec<ClosedSet> {
         let id = self.open.borrow().get(depth).map(|set| set.id);
         id.map(|id| self.close(id)).unwrap_or_default()
+    }
+
+    /// Keeps `set`, a phase's that an outer phase closed first, for that
+    /// phase's own end.
+    fn park(&self, set: ClosedSet) {
+        self.parked.borrow_mut().push(set);
+    }
+
+    /// Phase `id`'s set, if an outer phase closed it first.
+    fn claim(&self, id: u64) -> Option<ClosedSet> {
+        let mut parked = self.parked.borrow_mut();
+        let at = parked.iter().position(|set| set.id == id)?;
+        Some(parked.swap_remove(at))
     }
 
     /// Records a labelled creation in the newest open set.
@@ -168,8 +202,9 @@ impl Drop for ScopeStack {
 /// reverse and says what they caught, as a [`Fault`] naming the phase and the
 /// object the engine's message names. A phase dropped without `end` (a `?`
 /// between) is popped all the same, and what it caught is reported through
-/// the runtime's fault log. Phases nest; ending an outer phase first ends the
-/// inner ones too (their faults reported), so the order wgpu demands holds.
+/// the runtime's fault log. Phases nest; ending an outer phase first pops the
+/// inner ones too, so the order wgpu demands holds, and keeps what they
+/// caught for their own `end` (or drop).
 #[must_use = "a phase catches errors until it ends: call `end().await`"]
 pub struct Phase<'a> {
     gpu: &'a Gpu,
@@ -179,7 +214,7 @@ pub struct Phase<'a> {
 
 impl<'a> Phase<'a> {
     pub(crate) fn new(gpu: &'a Gpu, name: &str) -> Self {
-        let id = gpu.scopes().open(&gpu.device, name);
+        let id = gpu.scopes().open_phase(&gpu.device, name);
         Phase {
             gpu,
             id,
@@ -208,19 +243,21 @@ impl<'a> Phase<'a> {
     /// not fit are notes, not errors).
     pub(crate) async fn conclude(mut self) -> Result<(), Fault> {
         self.ended = true;
-        let mut closed = self.gpu.scopes().close(self.id);
-        let own = closed.pop();
+        let scopes = self.gpu.scopes();
+        let mut closed = scopes.close(self.id);
+        let own = closed.pop().or_else(|| scopes.claim(self.id));
         for inner in closed {
-            self.gpu.report_later(inner);
+            self.hand_on(inner);
         }
         let Some(own) = own else {
-            // Ended with a phase opened before it (its faults reported): on
-            // a lost device, its silence proves nothing either.
+            // Closed by the runtime (left open at the end of a frame or of
+            // `build`: its faults reported then): on a lost device, its
+            // silence proves nothing either.
             return match self.gpu.confirm_alive().await {
                 true => Ok(()),
                 false => Err(Fault::new(
                     FaultKind::DeviceLost,
-                    "the device was lost: the phase ended with an outer one, and the device answers nothing",
+                    "the device was lost: the runtime closed the phase's scopes before it ended, and the device answers nothing",
                 )),
             };
         };
@@ -243,7 +280,24 @@ impl Drop for Phase<'_> {
         if self.ended {
             return;
         }
-        for set in self.gpu.scopes().close(self.id) {
+        let scopes = self.gpu.scopes();
+        let mut closed = scopes.close(self.id);
+        if let Some(own) = closed.pop().or_else(|| scopes.claim(self.id)) {
+            self.gpu.report_later(own);
+        }
+        for inner in closed {
+            self.hand_on(inner);
+        }
+    }
+}
+
+impl Phase<'_> {
+    /// A set this phase closed above its own: a phase's is kept for that
+    /// phase's end (which says what it caught), any other is reported.
+    fn hand_on(&self, set: ClosedSet) {
+        if set.phase {
+            self.gpu.scopes().park(set);
+        } else {
             self.gpu.report_later(set);
         }
     }

@@ -1614,3 +1614,38 @@ fn what_a_phase_dropped_before_a_stop_caught_is_reported_after_it() {
     let lines = runtime.faults().recent_lines().join("\n");
     assert!(lines.contains("live-wrong"), "{lines}");
 }
+
+/// `capture()` submits and waits for the GPU, which runs the application's
+/// callbacks that completed meanwhile: one that panics is the application's
+/// crash, as in the runtime's own polls, and never escapes `capture()`.
+#[test]
+fn a_callback_that_panics_during_capture_is_a_crash_and_does_not_escape() {
+    let (runtime, _) = probe(async |_: &Gpu| Ok(()));
+    until(&runtime, "a first frame", |r| r.status().frames > 0);
+    let _mapped = runtime
+        .with_live(|gpu, _| map_with_a_panicking_callback(gpu, "the callback broke in capture"))
+        .expect("a live device");
+    let captured = runtime.capture();
+    assert!(captured.is_none(), "a picture after the crash");
+    crashed_with(&runtime, "the callback broke in capture");
+}
+
+/// An outer phase ended first pops the inner one's scopes too (wgpu's order),
+/// and keeps what they caught for the inner phase's own end: its `Err` is
+/// the application's to see (two phases awaited together end in any order).
+#[test]
+fn an_inner_phase_ended_after_its_outer_one_still_returns_what_it_caught() {
+    let (runtime, outcome) = probe(async |gpu: &Gpu| {
+        let outer = gpu.phase("outer");
+        let inner = gpu.phase("inner");
+        let _wrong = refused_buffer(gpu, "inner-wrong");
+        outer.end().await?;
+        inner.end().await
+    });
+    let fault = outcome.expect_err("the inner phase caught nothing");
+    assert_eq!(fault.kind, FaultKind::Validation, "{fault}");
+    assert_eq!(fault.origin.phase.as_deref(), Some("inner"), "{fault}");
+    assert_eq!(fault.object_label().as_deref(), Some("inner-wrong"));
+    // Reported once, by the phase that caught it.
+    assert_eq!(runtime.status().faults.validation, 1);
+}

@@ -278,8 +278,7 @@ impl Host for NativeHost {
         });
         let polled = device.clone();
         let on_lost = RefCell::new(Some(on_lost));
-        let crashed = self.crashed.clone();
-        let crash_listener = self.crash_listener.clone();
+        let callback_crash = self.callback_crash();
         let poller = self.scheduler.add_poller(Rc::new(move || {
             let told = on_lost.borrow().is_none();
             // The poll runs the application's callbacks (`map_async`,
@@ -299,14 +298,7 @@ impl Host for NativeHost {
             let answered = answer.lock().ok().and_then(|mut a| a.take());
             if let (Err(message), None) = (&polled, &answered) {
                 if !injected.get() {
-                    crashed.borrow_mut().get_or_insert(format!(
-                        "a callback the device's poll ran (map_async, on_submitted_work_done) panicked: {message}"
-                    ));
-                    let listener = crash_listener.borrow().clone();
-                    if let Some(listener) = listener {
-                        listener();
-                    }
-                    return;
+                    return callback_crash.record(message);
                 }
             }
             // An injected loss is seen at once: wgpu calls back only once the
@@ -433,7 +425,49 @@ impl Host for NativeHost {
     }
 }
 
+/// Who hears that a callback of the application's, run by a call of the
+/// runtime's own (a poll, a submit), panicked: shared with the pollers.
+#[derive(Clone)]
+struct CallbackCrash {
+    crashed: Rc<RefCell<Option<String>>>,
+    listener: Rc<RefCell<Option<CrashListener>>>,
+}
+
+impl CallbackCrash {
+    /// The application crashed in a callback: recorded (the first crash
+    /// only), and the driver told.
+    fn record(&self, message: &str) {
+        self.crashed.borrow_mut().get_or_insert(format!(
+            "a callback the device's poll ran (map_async, on_submitted_work_done) panicked: {message}"
+        ));
+        let listener = self.listener.borrow().clone();
+        if let Some(listener) = listener {
+            listener();
+        }
+    }
+}
+
 impl NativeHost {
+    fn callback_crash(&self) -> CallbackCrash {
+        CallbackCrash {
+            crashed: self.crashed.clone(),
+            listener: self.crash_listener.clone(),
+        }
+    }
+
+    /// Runs `f`, a call of the runtime's own that may run the application's
+    /// callbacks (a submit, a wait for the GPU), as the pollers run theirs: a
+    /// panic there is the application's crash. `None` after one, or once the
+    /// module crashed.
+    pub(crate) fn running_callbacks<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
+        if self.crashed.borrow().is_some() {
+            return None;
+        }
+        catching(f)
+            .map_err(|message| self.callback_crash().record(&message))
+            .ok()
+    }
+
     /// Application code panicked: nothing it left can be trusted, the
     /// runtime stops for good (the `crashed` fallback).
     fn panicked(&self, what: &str, message: &str) -> Fault {

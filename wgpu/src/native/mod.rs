@@ -264,13 +264,15 @@ impl<A: App> Runtime<A> {
     /// `None` when no device runs or the runtime has a window.
     pub fn capture(&self) -> Option<Image> {
         let (gpu, texture) = self.driver.offscreen()?;
-        read_back(&gpu, &texture)
+        read_back(&self.driver.host, &gpu, &texture)
     }
 }
 
 /// `texture` (RGBA8) copied to a buffer, mapped and unpadded (the core's
 /// `TexelRows`, as the texture snapshot's).
-fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
+/// The submit and the wait run the application's callbacks that completed
+/// meanwhile: under the host's guard, as every poll the runtime makes.
+fn read_back(host: &NativeHost, gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
     let (width, height) = (texture.width(), texture.height());
     let rows = TexelRows::new(width, height, 4).ok()?;
     let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -292,7 +294,7 @@ fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
         },
         texture.size(),
     );
-    gpu.queue.submit([encoder.finish()]);
+    host.running_callbacks(|| gpu.queue.submit([encoder.finish()]))?;
     let answer = std::sync::Arc::new(std::sync::Mutex::new(None));
     let written = answer.clone();
     buffer
@@ -302,10 +304,7 @@ fn read_back(gpu: &Gpu, texture: &wgpu::Texture) -> Option<Image> {
                 *slot = Some(result.is_ok());
             }
         });
-    // Under the guard, as every poll the runtime makes: it runs the
-    // application's callbacks, and wgpu panics from it at a hardware loss.
-    panics::catching(|| gpu.device.poll(wgpu::PollType::wait_indefinitely()))
-        .ok()?
+    host.running_callbacks(|| gpu.device.poll(wgpu::PollType::wait_indefinitely()))?
         .ok()?;
     if answer.lock().ok().and_then(|a| *a) != Some(true) {
         return None;
