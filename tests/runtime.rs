@@ -488,18 +488,48 @@ async fn calls_from_inside_a_frame_are_handled_after_it() {
     );
 }
 
+/// A device lost while `build` runs (an injected loss at the build's
+/// first creation) is a loss during init: retried on a new device.
 #[wasm_bindgen_test]
 async fn a_loss_during_build_recovers() {
     let r = runtime();
-    r.app().destroy_in_build.set(1);
     r.start();
-    wait_state(&r, "running", 2).await;
-    assert_eq!(r.app().builds.get(), 2);
+    wait_state(&r, "running", 1).await;
+    r.inject(webgpu_guard::chaos::Injection::LoseDuringRebuild(0))
+        .expect("a running device");
+    wait_state(&r, "running", 3).await;
+    assert_eq!(r.app().builds.get(), 3);
     assert_eq!(
         r.status().live.objects,
         1,
-        "the first build's objects were released"
+        "the lost builds' objects were released"
     );
+    r.stop();
+}
+
+/// The application's own `destroy()` in its `build` is no loss: no restart,
+/// the unexpected-destroy fallback, as for a running device.
+#[wasm_bindgen_test]
+async fn the_application_s_own_destroy_in_build_is_not_recovered_from() {
+    let r = runtime();
+    r.app().destroy_in_build.set(1);
+    r.start();
+    for _ in 0..150 {
+        if r.status().fallback.is_some() {
+            break;
+        }
+        TimeoutFuture::new(30).await;
+    }
+    let status = r.status();
+    assert_eq!(
+        status.fallback.as_ref().map(|f| f.code()),
+        Some("unexpected-destroy"),
+        "{status:?}"
+    );
+    // Nothing more is tried.
+    TimeoutFuture::new(600).await;
+    assert_eq!(r.app().builds.get(), 1);
+    assert_eq!(r.status().generation, 1);
     r.stop();
 }
 
@@ -579,7 +609,10 @@ async fn a_loss_only_a_probe_finds_is_recovered_and_timed_from_the_loss() {
         .with_live(|gpu, _| gpu.device.clone())
         .expect("a live device");
     let lost_at = now_ms();
-    device.destroy();
+    // A loss the application did not cause: the raw device destroyed behind
+    // the guard's back (the guard's `destroy()` is the application's own).
+    #[allow(clippy::disallowed_methods)]
+    device.raw().destroy();
     assert!(!device.confirm_alive().await, "the probe finds it lost");
     // The recovery's first frame (animation frames may then stall on this
     // engine, and come from a timer: not what is tested here).

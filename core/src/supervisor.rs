@@ -976,7 +976,7 @@ impl Supervisor {
     fn leave(&mut self, next: Phase) -> Vec<Command> {
         match std::mem::replace(&mut self.phase, next) {
             Phase::BringingUp {
-                step: Step::Backoff { token },
+                step: Step::Backoff { token, .. },
                 ..
             } => vec![Command::CancelTimer { token }],
             Phase::BringingUp {
@@ -1170,6 +1170,19 @@ impl Supervisor {
         message: &str,
         at_ms: u64,
     ) -> Vec<Command> {
+        let attempt_s = self.attempt().is_some_and(|a| a.device == Some(generation));
+        if reason == LossReason::Destroyed && attempt_s {
+            // Nothing of the runtime's destroys a device while an attempt
+            // holds it (one it let go is stale here; an injected loss says
+            // `unknown`): the application's own `destroy()` in its `build`.
+            // No restart, as for a running device. (Once the attempt failed
+            // and the runtime let its device go, a `destroyed` may be the
+            // runtime's own, told late: that one is stale.)
+            self.record_loss(reason, message, false);
+            return self.fail(Fallback::UnexpectedDestroy(format!(
+                "device {generation}, reason destroyed, while it was brought up"
+            )));
+        }
         if let Some(attempt) = self.attempt().filter(|a| a.device == Some(generation)) {
             let attempt = attempt.id;
             return self.init_failed(

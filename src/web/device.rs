@@ -163,8 +163,11 @@ impl GuardedDevice {
         self.session().frame()
     }
 
-    /// Destroys the device (never throws).
+    /// Destroys the device (never throws): the application's own destroy,
+    /// which the runtime never recovers from (its loss reads `destroyed`
+    /// even where a probe finds it lost before the browser says so).
     pub fn destroy(&self) {
+        self.inner.handle.mark_destroyed_by_application();
         let _ = crate::web::bindings::try_destroy_device(self.raw());
     }
 

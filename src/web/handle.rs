@@ -11,8 +11,8 @@ use crate::supervisor::LossReason;
 use crate::web::lost::{watch_lost, LostWatch};
 use crate::web::session::Session;
 
-/// What runs when a probe finds the device lost.
-type FoundLostHook = Rc<dyn Fn()>;
+/// What runs when a probe finds the device lost, with the reason it reads.
+type FoundLostHook = Rc<dyn Fn(LossReason)>;
 
 /// A `GPUDevice`, whether it is known to be lost, and the context it reports to.
 /// Cheap to clone (shared).
@@ -21,6 +21,9 @@ pub struct DeviceHandle {
     raw: GpuDevice,
     lost: Rc<Cell<bool>>,
     injected_loss: Rc<Cell<bool>>,
+    /// Whether the application destroyed it through the guard
+    /// ([`crate::web::GuardedDevice::destroy`]).
+    destroyed_by_application: Rc<Cell<bool>>,
     /// Whether the runtime let this device go on purpose (stopped, superseded,
     /// torn down): what its work fails with afterwards is not news.
     let_go: Rc<Cell<bool>>,
@@ -44,6 +47,7 @@ impl DeviceHandle {
             raw,
             lost: Rc::new(Cell::new(false)),
             injected_loss: Rc::new(Cell::new(false)),
+            destroyed_by_application: Rc::new(Cell::new(false)),
             let_go: Rc::new(Cell::new(false)),
             found_lost_hook: Rc::new(Held::default()),
             context,
@@ -82,6 +86,22 @@ impl DeviceHandle {
         self.let_go.get()
     }
 
+    /// Records that the application destroys the device (its own
+    /// `destroy()`, through the guard).
+    pub(crate) fn mark_destroyed_by_application(&self) {
+        self.destroyed_by_application.set(true);
+    }
+
+    /// Why the device is lost, as far as the library knows it before the
+    /// browser says: an injected loss reads as `unknown` (a loss the browser
+    /// caused), the application's own `destroy()` as `destroyed`. A probe
+    /// that finds the device lost before its `lost` promise resolves (Gecko)
+    /// says this, so that the application's own destroy is never taken for a
+    /// loss to recover from.
+    pub(crate) fn known_reason(&self, told: LossReason) -> LossReason {
+        known_reason(&self.injected_loss, &self.destroyed_by_application, told)
+    }
+
     /// Records that the device is lost.
     pub(crate) fn mark_lost(&self) {
         self.lost.set(true);
@@ -96,12 +116,12 @@ impl DeviceHandle {
         }
         let hook = self.found_lost_hook.get().flatten();
         if let Some(hook) = hook {
-            hook();
+            hook(self.known_reason(LossReason::Unknown));
         }
     }
 
     /// Sets what runs when a probe finds the device lost.
-    pub(crate) fn on_found_lost(&self, hook: impl Fn() + 'static) {
+    pub(crate) fn on_found_lost(&self, hook: impl Fn(LossReason) + 'static) {
         self.found_lost_hook.replace(Some(Rc::new(hook)));
     }
 
@@ -113,22 +133,18 @@ impl DeviceHandle {
     }
 
     /// Calls `on_lost(reason, message)` once when the device is lost, after
-    /// marking it lost (an injected loss reads as reason `unknown`). The watcher
-    /// holds the lost flags only, never the device.
+    /// marking it lost (the reason as [`Self::known_reason`] reads it). The
+    /// watcher holds the lost flags only, never the device.
     pub(crate) fn watch_lost(
         &self,
         on_lost: impl FnOnce(LossReason, String) + 'static,
     ) -> LostWatch {
         let lost = self.lost.clone();
         let injected = self.injected_loss.clone();
+        let destroyed = self.destroyed_by_application.clone();
         watch_lost(&self.raw, move |reason, message| {
             lost.set(true);
-            let reason = if injected.get() {
-                LossReason::Unknown
-            } else {
-                reason
-            };
-            on_lost(reason, message)
+            on_lost(known_reason(&injected, &destroyed, reason), message)
         })
     }
 
@@ -140,6 +156,17 @@ impl DeviceHandle {
     /// Whether the device's loss was injected.
     pub fn injected_loss(&self) -> bool {
         self.injected_loss.get()
+    }
+}
+
+/// See [`DeviceHandle::known_reason`].
+fn known_reason(injected: &Cell<bool>, destroyed: &Cell<bool>, told: LossReason) -> LossReason {
+    if injected.get() {
+        LossReason::Unknown
+    } else if destroyed.get() {
+        LossReason::Destroyed
+    } else {
+        told
     }
 }
 

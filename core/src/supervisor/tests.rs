@@ -1315,3 +1315,65 @@ fn a_start_s_retries_are_a_start_and_a_loss_s_attempts_a_recovery() {
     h(&mut s, Event::Start);
     assert!(!s.bringing_up_a_recovery(), "a start after a stop");
 }
+
+fn destroyed(generation: u64) -> Event {
+    Event::Lost {
+        generation,
+        reason: LossReason::Destroyed,
+        message: String::new(),
+        at_ms: 0,
+    }
+}
+
+/// The application's own `destroy()` in its `build` is no loss to recover
+/// from: told while the attempt holds the device, it ends in the
+/// unexpected-destroy fallback. Told after the attempt failed and the
+/// runtime let the device go, it may be the runtime's own destroy: stale.
+#[test]
+fn the_application_s_destroy_during_build_is_not_recovered_from() {
+    let mut s = Supervisor::default();
+    h(&mut s, Event::Start);
+    h(&mut s, Event::DeviceCreated { attempt: 1 });
+    let commands = h(&mut s, destroyed(1));
+    assert!(
+        matches!(
+            commands.last(),
+            Some(Command::ShowFallback(Fallback::UnexpectedDestroy(_)))
+        ),
+        "{commands:?}"
+    );
+    assert!(commands.contains(&Command::Destroy { generation: 1 }));
+    assert_eq!(s.state(), DeviceState::Failed);
+    assert!(!commands
+        .iter()
+        .any(|c| matches!(c, Command::BeginInit { .. })));
+
+    let mut s = Supervisor::default();
+    h(&mut s, Event::Start);
+    h(&mut s, Event::DeviceCreated { attempt: 1 });
+    h(
+        &mut s,
+        Event::InitFailed {
+            attempt: 1,
+            failure: InitFailure::LostDuringInit("the device answers nothing".into()),
+        },
+    );
+    assert_eq!(h(&mut s, destroyed(1)), vec![]);
+    assert_eq!(s.state(), DeviceState::Starting);
+}
+
+/// A loss of another kind during `build` is retried, as before.
+#[test]
+fn a_device_lost_during_build_for_another_reason_is_retried() {
+    let mut s = Supervisor::default();
+    h(&mut s, Event::Start);
+    h(&mut s, Event::DeviceCreated { attempt: 1 });
+    let commands = h(&mut s, lost(1));
+    assert!(
+        commands
+            .iter()
+            .any(|c| matches!(c, Command::Schedule { .. })),
+        "{commands:?}"
+    );
+    assert_eq!(s.state(), DeviceState::Starting);
+}

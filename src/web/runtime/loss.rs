@@ -76,9 +76,9 @@ impl<A: App> Inner<A> {
         });
         let weak: Weak<Self> = Rc::downgrade(this);
         let handle: &crate::web::handle::DeviceHandle = device.as_ref();
-        handle.on_found_lost(move || {
+        handle.on_found_lost(move |reason| {
             if let Some(runtime) = weak.upgrade() {
-                Inner::device_lost(&runtime, generation, LossReason::Unknown, Found::Probe);
+                Inner::device_lost(&runtime, generation, reason, Found::Probe);
             }
         });
         watch
@@ -103,7 +103,9 @@ impl<A: App> Inner<A> {
                 return;
             }
             if let Some(runtime) = weak.upgrade() {
-                Inner::device_lost(&runtime, generation, LossReason::Unknown, Found::Probe);
+                let handle: &crate::web::handle::DeviceHandle = device.as_ref();
+                let reason = handle.known_reason(LossReason::Unknown);
+                Inner::device_lost(&runtime, generation, reason, Found::Probe);
             }
         });
     }
