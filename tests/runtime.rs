@@ -2355,3 +2355,41 @@ async fn state_in_a_texture_survives_a_loss_through_a_snapshot_of_the_texture() 
     assert_eq!(read_state(&r).await, pattern(2));
     r.stop();
 }
+
+/// A build that reports a storm of faults, then fails.
+struct StormThenFail;
+
+impl App for StormThenFail {
+    type Resources = ();
+
+    async fn build(&self, gpu: &GpuContext) -> Result<(), Fault> {
+        for i in 0..10 {
+            gpu.device.faults().report_ref(&Fault::new(
+                webgpu_guard::fault::FaultKind::Validation,
+                format!("storm {i}"),
+            ));
+        }
+        Err(Fault::new(
+            webgpu_guard::fault::FaultKind::Validation,
+            "the build gives up",
+        ))
+    }
+
+    fn frame(&self, _: &GpuContext, _: &(), _: &FrameInfo) -> Result<(), Fault> {
+        Ok(())
+    }
+}
+
+/// The line of a runtime giving up is written whatever the rate limit says:
+/// a storm before it cannot hide why the runtime stopped.
+#[wasm_bindgen_test]
+async fn the_fallback_line_is_written_after_a_storm() {
+    let r = Runtime::new(StormThenFail, canvas_in_page(), RuntimeOptions::default());
+    r.start();
+    wait_until("the fallback", || r.status().fallback.is_some()).await;
+    let lines = r.faults().recent_lines();
+    assert!(lines.iter().any(|l| l.contains("giving up")), "{lines:#?}");
+    let stats = r.status().faults;
+    assert_eq!(stats.logged, lines.len() as u64, "{stats:?}");
+    r.stop();
+}

@@ -176,18 +176,7 @@ impl FaultLog {
         for other in &related {
             self.stats.count(other.kind);
         }
-        let line = self.admit(
-            now_ms,
-            || match fault.hint {
-                Some(_) => fault.to_string(),
-                None => {
-                    let mut hinted = fault.clone();
-                    hinted.hint = crate::fault::hint_for(&fault.message);
-                    hinted.to_string()
-                }
-            },
-            Severity::Error,
-        );
+        let line = self.admit(now_ms, || line_of(fault), Severity::Error);
         let sent_before = self.telemetry.sent();
         let failures_before = self.telemetry.sink_failures();
         let fault = clean.fault();
@@ -213,23 +202,41 @@ impl FaultLog {
     /// that): the line of a runtime giving up (a fallback) is never held back
     /// by the errors before it. Counted as written.
     pub fn record_final(&mut self, fault: &Fault, clean: &Sanitized<'_>, now_ms: f64) -> Vec<Line> {
-        let text = fault.to_string();
-        let mut lines: Vec<Line> = self.record(fault, clean, now_ms).into_iter().collect();
-        if !lines.iter().any(|line| line.text == text) {
-            if lines.is_empty() {
-                // Counted as held back by `record`: it is written after all.
-                self.stats.suppressed = self.stats.suppressed.saturating_sub(1);
-            }
-            self.stats.logged += 1;
-            if self.recent.len() >= RECENT_LINES {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(text.clone());
-            lines.push(Line {
-                severity: Severity::Error,
-                text,
-            });
+        let line = self.record(fault, clean, now_ms);
+        self.written_all_the_same(line, line_of(fault), Severity::Error)
+    }
+
+    /// Records a note as [`Self::record_note`] does, and writes it whatever
+    /// the limiter says, as [`Self::record_final`] does a fault: the line of a
+    /// runtime giving up with no fault of its own (a build that failed was
+    /// reported already; no WebGPU; a stalled picture).
+    pub fn record_note_final(&mut self, text: &str, now_ms: f64) -> Vec<Line> {
+        let line = self.record_note(text, now_ms);
+        self.written_all_the_same(line, text.to_string(), Severity::Info)
+    }
+
+    /// The lines the limiter let through for a final line (`admitted`), and
+    /// the final `text` itself after them when the limiter held it back (or
+    /// gave the cut-off line in its place): then it is counted written, not
+    /// held back.
+    fn written_all_the_same(
+        &mut self,
+        admitted: Option<Line>,
+        text: String,
+        severity: Severity,
+    ) -> Vec<Line> {
+        let mut lines: Vec<Line> = admitted.into_iter().collect();
+        if lines.iter().any(|line| line.text == text) {
+            return lines;
         }
+        // Counted as held back by the limiter: it is written after all.
+        self.stats.suppressed = self.stats.suppressed.saturating_sub(1);
+        self.stats.logged += 1;
+        if self.recent.len() >= RECENT_LINES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(text.clone());
+        lines.push(Line { severity, text });
         lines
     }
 
@@ -342,6 +349,19 @@ impl FaultLog {
     }
 }
 
+/// The line `fault` is written as: with the hint its message calls for,
+/// when it carries none of its own.
+fn line_of(fault: &Fault) -> String {
+    match fault.hint {
+        Some(_) => fault.to_string(),
+        None => {
+            let mut hinted = fault.clone();
+            hinted.hint = crate::fault::hint_for(&fault.message);
+            hinted.to_string()
+        }
+    }
+}
+
 /// The faults caught with `fault` (its related faults and theirs, depth first)
 /// that were not reported yet: a related fault already reported (on its own,
 /// then attached to another) is skipped with what it carries.
@@ -403,6 +423,50 @@ mod tests {
         );
         assert_eq!(log.recent_lines().last(), Some(&last.to_string()));
         assert_eq!(log.stats().logged, written as u64 + 1);
+        // The storm's own: all but the five written (the cut-off line took a
+        // sixth one's place); the final line is not among them.
+        assert_eq!(log.stats().suppressed, 45);
+    }
+
+    /// The final line given where the limiter gives the cut-off line: both
+    /// are written, and the final one is not counted held back.
+    #[test]
+    fn a_final_line_at_the_cut_off_is_counted_written() {
+        for note in [false, true] {
+            let mut log = FaultLog::new(Box::new(MemorySink::default()));
+            let storm = Fault::new(FaultKind::Validation, "bad");
+            for _ in 0..5 {
+                let line = log.record(&storm, &Sanitized::new(&storm, None), 10.0);
+                assert!(line.is_some());
+            }
+            let lines = if note {
+                log.record_note_final("giving up: no WebGPU", 11.0)
+            } else {
+                let last = Fault::new(FaultKind::Exception, "giving up: crashed");
+                log.record_final(&last, &Sanitized::new(&last, None), 11.0)
+            };
+            assert_eq!(
+                lines.len(),
+                2,
+                "the cut-off line, then the final one: {lines:?}"
+            );
+            let stats = log.stats();
+            assert_eq!((stats.logged, stats.suppressed), (7, 0), "note: {note}");
+        }
+    }
+
+    /// A fault whose message calls for a hint is written once, hinted, when
+    /// the limiter lets it through: no second, unhinted line.
+    #[test]
+    fn a_final_fault_the_limiter_lets_through_is_written_once() {
+        let mut log = FaultLog::new(Box::new(MemorySink::default()));
+        let hinted = Fault::new(
+            FaultKind::Validation,
+            "Buffer offset 3 is not a multiple of 4",
+        );
+        let lines = log.record_final(&hinted, &Sanitized::new(&hinted, None), 0.0);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(log.stats().logged, 1);
     }
 
     use super::*;

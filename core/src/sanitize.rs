@@ -71,6 +71,23 @@ pub fn sanitized_nested<'a>(
     clean
 }
 
+/// `text` (an adapter's name, say) through `sanitize`, nested as
+/// [`sanitized_nested`] allows.
+pub fn sanitized_text_nested(
+    text: &str,
+    sanitize: &dyn Fn(&str) -> String,
+    depth: &Cell<u32>,
+) -> String {
+    let runs = depth.get();
+    if runs >= SANITIZER_DEPTH {
+        return SANITIZER_REPORTED.to_string();
+    }
+    depth.set(runs + 1);
+    let clean = sanitize(text);
+    depth.set(runs);
+    clean
+}
+
 fn sanitize_in_place(fault: &mut Fault, sanitize: &dyn Fn(&str) -> String) {
     fault.origin.object = fault.object_label().map(|label| sanitize(&label));
     fault.origin.phase = fault.origin.phase.as_deref().map(sanitize);

@@ -315,6 +315,16 @@ pub enum RecoveryAnswer {
 }
 
 impl RecoveryAnswer {
+    /// Whether the request starts an init now (what the next init's timings
+    /// count from): not one already under way, nor one the page's being
+    /// shown will start, nor none at all.
+    pub fn starts_now(self) -> bool {
+        matches!(
+            self,
+            RecoveryAnswer::Rebuilding | RecoveryAnswer::AttemptNow | RecoveryAnswer::StartingOver
+        )
+    }
+
     /// The console line.
     pub fn message(self) -> &'static str {
         match self {

@@ -22,7 +22,7 @@ use crate::fault_log::FaultStats;
 use crate::fault_log::{FaultLog, Line, Severity};
 use crate::frame_sampling::Hunt;
 use crate::held::Held;
-use crate::sanitize::{sanitized_nested, Sanitized, Sanitizer};
+use crate::sanitize::{sanitized_nested, sanitized_text_nested, Sanitized, Sanitizer};
 use crate::telemetry::deferred::{Deferring, Delivery, DeliveryCounts};
 use crate::telemetry::{GroupSummary, TelemetrySink};
 use crate::web::js::now_ms;
@@ -96,6 +96,9 @@ struct Shared {
     sanitizer: Held<Option<Rc<Sanitizer>>>,
     /// How many runs of the sanitiser are under way, nested.
     sanitizing: Cell<u32>,
+    /// The adapter the errors come from, as the browser names it (telemetry
+    /// gets it sanitised).
+    adapter: Held<Option<String>>,
     /// Whether the queue is being delivered (a sink's report waits its turn).
     delivering: Cell<bool>,
     /// What became of the deliveries after the log queued them.
@@ -138,6 +141,7 @@ impl FaultSink {
             telemetry: Held::new(None),
             sanitizer: Held::new(None),
             sanitizing: Cell::new(0),
+            adapter: Held::default(),
             delivering: Cell::new(false),
             delivered: DeliveryCounts::default(),
             frame,
@@ -259,7 +263,21 @@ impl FaultSink {
     /// Tells the telemetry sink which adapter the errors come from (the runtime
     /// does it each time a device comes up).
     pub fn set_adapter(&self, adapter: &str) {
-        let told = self.with_log(|log| log.set_adapter(adapter));
+        self.shared.adapter.replace(Some(adapter.to_string()));
+        self.tell_adapter();
+    }
+
+    /// Tells the telemetry sink the adapter, sanitised as every text that
+    /// leaves for it is (again after the sanitiser changes).
+    fn tell_adapter(&self) {
+        let Some(Some(adapter)) = self.shared.adapter.get() else {
+            return;
+        };
+        let clean = match self.shared.sanitizer.get().flatten() {
+            Some(sanitize) => sanitized_text_nested(&adapter, &**sanitize, &self.shared.sanitizing),
+            None => adapter,
+        };
+        let told = self.with_log(|log| log.set_adapter(&clean));
         if told.is_some() {
             self.deliver();
         }
@@ -282,6 +300,7 @@ impl FaultSink {
         });
         self.drain_held();
         self.shared.sanitizer.replace(sanitizer.map(Rc::new));
+        self.tell_adapter();
     }
 
     /// `fault` as telemetry may see it, sanitised with nothing lent. What
@@ -395,6 +414,20 @@ impl FaultSink {
             None => return self.count_reentrant(),
         };
         write(line);
+        self.deliver();
+    }
+
+    /// Writes a note whatever the rate limit says (after the cut-off line, if
+    /// the limiter gives that): a runtime's giving up with no fault of its
+    /// own, which the errors before it must not hide.
+    pub fn note_final(&self, text: &str) {
+        let lines = match self.with_log(|log| log.record_note_final(text, now_ms())) {
+            Some(lines) => lines,
+            None => return self.count_reentrant(),
+        };
+        for line in lines {
+            write(Some(line));
+        }
         self.deliver();
     }
 

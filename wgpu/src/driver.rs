@@ -371,7 +371,11 @@ impl<A: App, H: Host> Driver<A, H> {
     /// `matarGPU()`: what the supervisor will do about it.
     pub(crate) fn force_recovery(&self) -> RecoveryAnswer {
         let answer = self.read(Supervisor::recovery_answer);
-        self.init_triggered();
+        // A request that starts nothing (one under way, or the page hidden)
+        // moves no init's clock.
+        if answer.starts_now() {
+            self.init_triggered();
+        }
         self.dispatch(Event::RequestRecovery);
         answer
     }
@@ -387,7 +391,9 @@ impl<A: App, H: Host> Driver<A, H> {
         let me = self.me.clone();
         *self.visibility.borrow_mut() = Some(self.host.watch_visibility(Box::new(move |hidden| {
             if let Some(driver) = me.upgrade() {
-                if !hidden {
+                // Shown: the init that waited for it starts now (an init
+                // already under way keeps its clock).
+                if !hidden && driver.read(Supervisor::waiting_for_visible) {
                     driver.init_triggered();
                 }
                 driver.dispatch(Event::Visibility { hidden });
@@ -668,7 +674,7 @@ impl<A: App, H: Host> Driver<A, H> {
             // Never held back by the rate limit: the errors before it must
             // not hide why the runtime stopped.
             Some(kind) => self.host.outlet().report_final(Fault::new(kind, text)),
-            None => self.note(&text),
+            None => self.host.outlet().note_final(&text),
         }
         self.host.show_fallback(fallback);
     }

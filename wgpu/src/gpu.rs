@@ -29,6 +29,9 @@ pub(crate) trait Outlet {
     fn report_final(&self, fault: Fault);
     /// Writes an informational line.
     fn note(&self, text: &str);
+    /// Writes an informational line whatever the rate limit says (a
+    /// fallback's with no fault of its own).
+    fn note_final(&self, text: &str);
     /// Writes a warning (counted in the fault sink's `warnings`).
     fn warn(&self, text: &str);
     /// Runs `future` to completion on the platform's executor.

@@ -444,6 +444,32 @@ fn a_requested_recovery_says_what_it_does_in_every_state() {
     assert_eq!(h(&mut s, Event::RequestRecovery), vec![]);
 }
 
+/// A request starts an init now exactly when the supervisor begins one for
+/// it (or cuts a backoff short): what the fronts move the next init's clock
+/// for, and for nothing else.
+#[test]
+fn a_request_starts_now_exactly_when_it_begins_an_attempt() {
+    let starts = |s: &mut Supervisor| {
+        let answer = s.recovery_answer();
+        let commands = h(s, Event::RequestRecovery);
+        let begins = commands
+            .iter()
+            .any(|c| matches!(c, Command::BeginInit { .. }));
+        assert_eq!(answer.starts_now(), begins, "{answer:?}: {commands:?}");
+        answer
+    };
+    let mut s = running();
+    assert_eq!(starts(&mut s), RecoveryAnswer::Rebuilding);
+    assert_eq!(starts(&mut s), RecoveryAnswer::AlreadyUnderWay);
+    h(&mut s, fail(2));
+    assert_eq!(starts(&mut s), RecoveryAnswer::AttemptNow);
+    h(&mut s, fail(3));
+    h(&mut s, Event::Visibility { hidden: true });
+    assert_eq!(starts(&mut s), RecoveryAnswer::WhenShown);
+    h(&mut s, Event::Stop);
+    assert_eq!(starts(&mut s), RecoveryAnswer::StartFirst);
+}
+
 #[test]
 fn a_device_that_lived_long_resets_the_crash_count() {
     let mut s = running();

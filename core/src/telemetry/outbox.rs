@@ -135,6 +135,8 @@ pub struct Outbox {
     /// The last label and phase redacted, raw and clean: a storm hits the same
     /// group again and again, and is not redacted again each time.
     last_redacted: Option<Redacted>,
+    /// The last message redacted, raw and clean (the same, for messages).
+    last_message: Option<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -155,6 +157,7 @@ impl Outbox {
             failures_in_a_row: 0,
             stats: ExportStats::default(),
             last_redacted: None,
+            last_message: None,
         }
     }
 
@@ -211,8 +214,11 @@ impl Outbox {
             return;
         }
         self.stats.counted += count;
+        let message = redacted_message(&mut self.last_message, message);
         let clean = redacted(&mut self.last_redacted, label, phase);
-        // A storm hits the group added last, again and again.
+        // A storm hits the group added last, again and again. The record
+        // carries the last message: an older one came under the sanitiser
+        // of its time, perhaps none.
         if let Some(record) = self
             .pending
             .iter_mut()
@@ -224,14 +230,18 @@ impl Outbox {
             if clean.1.is_some() && record.phase != clean.1 {
                 record.phase.clone_from(&clean.1);
             }
+            if record.message != *message {
+                record.message.clone_from(message);
+            }
             return;
         }
         let (label, phase) = clean.clone();
+        let message = message.clone();
         self.pending.push_back(ExportRecord {
             kind,
             label,
             phase,
-            message: truncate_chars(&redact_user_data(message), TELEMETRY_MAX_CHARS),
+            message,
             count,
             first_frame: frame,
             last_frame: frame,
@@ -408,6 +418,7 @@ impl Outbox {
                     record.count += newer.count;
                     record.last_frame = newer.last_frame.or(record.last_frame);
                     record.phase = newer.phase.or(record.phase);
+                    record.message = newer.message;
                 }
             }
             self.pending.push_front(record);
@@ -466,6 +477,20 @@ fn redacted<'a>(
         .clean
 }
 
+/// `message` redacted and truncated, from `last` when it is the message
+/// redacted last.
+fn redacted_message<'a>(last: &'a mut Option<(String, String)>, message: &str) -> &'a String {
+    if last.as_ref().is_none_or(|(raw, _)| raw != message) {
+        *last = None;
+    }
+    &last
+        .get_or_insert_with(|| {
+            let clean = truncate_chars(&redact_user_data(message), TELEMETRY_MAX_CHARS);
+            (message.to_string(), clean)
+        })
+        .1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +525,24 @@ mod tests {
             status: 200,
             retry_after: None,
         }
+    }
+
+    /// A group's record carries its last message: one that came before the
+    /// application set its sanitiser (what the sink received then) does not
+    /// leave with the errors after it.
+    #[test]
+    fn a_record_carries_its_group_s_last_message() {
+        let mut out = outbox(ExportConfig::default());
+        let mut add_message = |message: &str| {
+            out.add(FaultKind::Validation, "avatar", None, message, None, 1, 0.0);
+        };
+        add_message("upload of Alice Smith's avatar failed");
+        for _ in 0..100 {
+            add_message("upload of [name]'s avatar failed");
+        }
+        let body = out.take_request(0.0).expect("a request");
+        assert!(!body.contains("Alice"), "{body}");
+        assert!(body.contains("[name]"), "{body}");
     }
 
     #[test]

@@ -12,7 +12,8 @@ pub struct ExportRecord {
     pub label: String,
     /// The labelled phase of the last of them, if any.
     pub phase: Option<String>,
-    /// The first message seen (sanitised, truncated).
+    /// The last message seen (sanitised under the policy in force when it
+    /// came, redacted, truncated).
     pub message: String,
     /// How many errors.
     pub count: u64,

@@ -291,9 +291,11 @@ impl<A: App> Inner<A> {
             }
             _ => format!("giving up: {}", fallback.message()),
         };
+        // Never held back by the rate limit: the errors before it must not
+        // hide why the runtime stopped.
         match fallback.fault_kind() {
-            Some(kind) => this.session.faults().report_ref(&Fault::new(kind, text)),
-            None => this.session.faults().note(&text),
+            Some(kind) => this.session.faults().report_final(&Fault::new(kind, text)),
+            None => this.session.faults().note_final(&text),
         }
         if let Err(thrown) = this.fallback.show(&this.canvas, fallback) {
             this.session

@@ -95,7 +95,11 @@ impl<A: App> Inner<A> {
             Inner::prepare_to_run(this);
         }
         this.session.faults().note(answer.message());
-        this.timings.triggered_now();
+        // A request that starts nothing (one under way, or the page hidden)
+        // moves no init's clock.
+        if answer.starts_now() {
+            this.timings.triggered_now();
+        }
         Inner::dispatch(this, Event::RequestRecovery);
         answer
     }

@@ -106,7 +106,11 @@ impl<A: App> Inner<A> {
                 // No frames from a timer while nobody sees them.
                 runtime.frame_loop.stop_driving();
             } else {
-                runtime.timings.triggered_now();
+                // Shown: the init that waited for it starts now (an init
+                // already under way keeps its clock).
+                if runtime.driver.read(|s| s.waiting_for_visible()) == Some(true) {
+                    runtime.timings.triggered_now();
+                }
                 // No stall while hidden: the wait starts again.
                 runtime.watchers.last_frame_ms.set(now_ms());
             }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use webgpu_guard_core::fault::{label_in_message, Fault, FaultKind};
 use webgpu_guard_core::fault_log::{FaultLog, FaultStats, Line, Severity};
 use webgpu_guard_core::held::Held;
-use webgpu_guard_core::sanitize::{sanitized_nested, Sanitized, Sanitizer};
+use webgpu_guard_core::sanitize::{sanitized_nested, sanitized_text_nested, Sanitized, Sanitizer};
 use webgpu_guard_core::telemetry::deferred::{Deferring, Delivery, DeliveryCounts};
 use webgpu_guard_core::telemetry::{GroupSummary, TelemetrySink};
 
@@ -127,6 +127,8 @@ struct Shared {
     delivered: DeliveryCounts,
     /// How many runs of the sanitiser are under way, nested.
     sanitizing: Cell<u32>,
+    /// The adapter the errors come from (telemetry gets it sanitised).
+    adapter: RefCell<Option<String>>,
     lines: RefCell<VecDeque<String>>,
 }
 
@@ -161,6 +163,7 @@ impl FaultSink {
                 inboxes: RefCell::default(),
                 delivered: DeliveryCounts::default(),
                 sanitizing: Cell::new(0),
+                adapter: RefCell::default(),
                 lines: RefCell::default(),
             }),
         }
@@ -236,6 +239,22 @@ impl FaultSink {
             .ok()
             .and_then(|mut log| log.record_note(text, now));
         self.after(line);
+    }
+
+    /// Writes a note whatever the rate limit says (after the cut-off line, if
+    /// the limiter gives that): a runtime's giving up with no fault of its own.
+    pub fn note_final(&self, text: &str) {
+        let now = self.now_ms();
+        let lines = self
+            .shared
+            .log
+            .try_borrow_mut()
+            .map(|mut log| log.record_note_final(text, now))
+            .unwrap_or_default();
+        for line in lines {
+            self.write(line);
+        }
+        self.deliver();
     }
 
     /// Records a warning (a shader compiler's).
@@ -322,12 +341,33 @@ impl FaultSink {
     pub fn set_sanitizer(&self, sanitizer: Option<Sanitizer>) {
         self.drain();
         *self.shared.sanitizer.borrow_mut() = sanitizer.map(Rc::new);
+        self.tell_adapter();
     }
 
     /// Tells the telemetry sink which adapter the errors come from.
     pub fn set_adapter(&self, adapter: &str) {
+        *self.shared.adapter.borrow_mut() = Some(adapter.to_string());
+        self.tell_adapter();
+    }
+
+    /// Tells the telemetry sink the adapter, sanitised as every text that
+    /// leaves for it is (again after the sanitiser changes).
+    fn tell_adapter(&self) {
+        let Some(adapter) = self.shared.adapter.borrow().clone() else {
+            return;
+        };
+        let sanitizer = self.shared.sanitizer.borrow().clone();
+        let clean = match &sanitizer {
+            Some(sanitize) => {
+                let sanitize = |text: &str| {
+                    catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
+                };
+                sanitized_text_nested(&adapter, &sanitize, &self.shared.sanitizing)
+            }
+            None => adapter,
+        };
         if let Ok(mut log) = self.shared.log.try_borrow_mut() {
-            log.set_adapter(adapter);
+            log.set_adapter(&clean);
         }
         self.deliver();
     }
@@ -487,6 +527,36 @@ mod tests {
         faults.set_sink(Box::new(Refusing { retired: 3 }));
         faults.set_sink(Box::new(Refusing { retired: 0 }));
         assert_eq!(faults.stats().telemetry_dropped, 3);
+    }
+
+    /// Keeps the adapters it is told.
+    #[derive(Clone, Default)]
+    struct Adapters(Rc<std::cell::RefCell<Vec<String>>>);
+
+    impl TelemetrySink for Adapters {
+        fn send(&self, _: &TelemetryEvent) -> Result<(), String> {
+            Ok(())
+        }
+        fn adapter(&self, adapter: &str) {
+            self.0.borrow_mut().push(adapter.to_string());
+        }
+    }
+
+    #[test]
+    fn the_adapter_reaches_telemetry_sanitised_whenever_the_sanitiser_is_set() {
+        let faults = quiet();
+        let told = Adapters::default();
+        faults.set_sink(Box::new(told.clone()));
+        faults.set_adapter("GPU 0x2206 serial 12345");
+        faults.set_sanitizer(Some(Box::new(|_: &str| "REDACTED".to_string())));
+        faults.set_adapter("GPU 0x2206 serial 12345");
+        let told = told.0.borrow();
+        assert_eq!(
+            told.first().map(String::as_str),
+            Some("GPU 0x2206 serial 12345")
+        );
+        assert!(told[1..].iter().all(|a| a == "REDACTED"), "{told:?}");
+        assert!(told.len() >= 3, "{told:?}");
     }
 
     #[test]

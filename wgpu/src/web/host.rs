@@ -41,6 +41,10 @@ impl Outlet for WebOutlet {
         self.faults.note(text);
     }
 
+    fn note_final(&self, text: &str) {
+        self.faults.note_final(text);
+    }
+
     fn warn(&self, text: &str) {
         self.faults.warn(text);
     }
