@@ -28,7 +28,7 @@ fn a_request_decodes_as_an_export_logs_service_request() {
         FaultKind::Validation,
         "vertices",
         Some("upload"),
-        "line one\nline \"two\" \\ é 🎉 \u{7}",
+        "an earlier message",
         Some(7),
         41,
         now,
@@ -46,7 +46,8 @@ fn a_request_decodes_as_an_export_logs_service_request() {
         FaultKind::Validation,
         "vertices",
         None,
-        "again",
+        // The record carries its group's last message.
+        "line one\nline \"two\" \\ é 🎉 \u{7}",
         Some(9),
         1,
         now,
