@@ -203,7 +203,7 @@ impl FaultLog {
     /// by the errors before it. Counted as written.
     pub fn record_final(&mut self, fault: &Fault, clean: &Sanitized<'_>, now_ms: f64) -> Vec<Line> {
         let line = self.record(fault, clean, now_ms);
-        self.written_all_the_same(line, line_of(fault), Severity::Error)
+        self.written_all_the_same(line, line_of(fault), Severity::Error, now_ms)
     }
 
     /// Records a note as [`Self::record_note`] does, and writes it whatever
@@ -212,7 +212,7 @@ impl FaultLog {
     /// reported already; no WebGPU; a stalled picture).
     pub fn record_note_final(&mut self, text: &str, now_ms: f64) -> Vec<Line> {
         let line = self.record_note(text, now_ms);
-        self.written_all_the_same(line, text.to_string(), Severity::Info)
+        self.written_all_the_same(line, text.to_string(), Severity::Info, now_ms)
     }
 
     /// The lines the limiter let through for a final line (`admitted`), and
@@ -224,6 +224,7 @@ impl FaultLog {
         admitted: Option<Line>,
         text: String,
         severity: Severity,
+        now_ms: f64,
     ) -> Vec<Line> {
         let mut lines: Vec<Line> = admitted.into_iter().collect();
         if lines.iter().any(|line| line.text == text) {
@@ -231,11 +232,7 @@ impl FaultLog {
         }
         // Counted as held back by the limiter: it is written after all.
         self.stats.suppressed = self.stats.suppressed.saturating_sub(1);
-        self.stats.logged += 1;
-        if self.recent.len() >= RECENT_LINES {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(text.clone());
+        self.written(&text, now_ms);
         lines.push(Line { severity, text });
         lines
     }
@@ -328,6 +325,12 @@ impl FaultLog {
                 return None;
             }
         };
+        self.written(&line.text, now_ms);
+        Some(line)
+    }
+
+    /// A line is written at `now_ms`: counted, timed, kept among the recent.
+    fn written(&mut self, text: &str, now_ms: f64) {
         self.stats.logged += 1;
         while self
             .written_at
@@ -344,8 +347,7 @@ impl FaultLog {
         if self.recent.len() >= RECENT_LINES {
             self.recent.pop_front();
         }
-        self.recent.push_back(line.text.clone());
-        Some(line)
+        self.recent.push_back(text.to_string());
     }
 }
 
