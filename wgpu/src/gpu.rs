@@ -384,6 +384,26 @@ impl Gpu {
         self.report_later_tagged(set, |fault| fault);
     }
 
+    /// Reports what `sets` catch, when the device answers, then tells
+    /// `then` whether they caught nothing (a copy the GPU refused is no
+    /// state to keep).
+    pub(crate) fn check_later(&self, sets: Vec<ClosedSet>, then: impl FnOnce(bool) + 'static) {
+        let held = self.held();
+        let outlet = self.outlet.clone();
+        self.outlet.spawn(Box::pin(async move {
+            let mut clean = true;
+            for set in sets {
+                for fault in set.faults().await {
+                    clean = false;
+                    if held {
+                        outlet.report(&fault);
+                    }
+                }
+            }
+            then(clean);
+        }));
+    }
+
     /// As `report_later`, each fault passed through `tag` first.
     pub(crate) fn report_later_tagged(
         &self,

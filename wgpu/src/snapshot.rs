@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use webgpu_guard_core::snapshot_state::SnapshotState;
+use webgpu_guard_core::snapshot_state::{Read, SnapshotState};
 /// The shape of a texture snapshot's rows ([`Snapshot::rows`]): tight and
 /// padded row lengths, and the padding put in or taken out.
 pub use webgpu_guard_core::texel_rows::TexelRows;
@@ -39,11 +39,7 @@ impl GpuSnapshot {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut SnapshotState) -> T) -> T {
-        let mut state = match self.state.lock() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        f(&mut state)
+        f(&mut lock(&self.state))
     }
 
     /// The last whole copy, for `build` on `gpu`'s new device (a read still
@@ -155,6 +151,9 @@ impl GpuSnapshot {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        // The copy in scopes of its own: a copy the GPU refused leaves zeros
+        // in the staging buffer, never kept as the state.
+        let scope = gpu.scopes().open(&gpu.device, &self.label);
         let mut encoder = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -162,8 +161,23 @@ impl GpuSnapshot {
             });
         copy(&mut encoder, &staging);
         gpu.queue.submit([encoder.finish()]);
+        let checked = gpu.scopes().close(scope);
         let read = self.with(|s| s.begin(gpu.generation, frame.number, rows));
+        // The bytes become the snapshot once both the map and the scopes
+        // answered, in whichever order.
+        let answers = Arc::new(Mutex::new(Answers {
+            read,
+            clean: None,
+            bytes: None,
+        }));
         let state = self.state.clone();
+        let verdict = (answers.clone(), state.clone());
+        gpu.check_later(checked, move |clean| {
+            let (answers, state) = verdict;
+            let mut answers = lock(&answers);
+            answers.clean = Some(clean);
+            answers.finish_into(&state);
+        });
         let mapped = staging.clone();
         staging
             .slice(..)
@@ -185,12 +199,41 @@ impl GpuSnapshot {
                     Some(rows) => bytes.and_then(|padded| rows.strip(&padded)),
                     None => bytes,
                 };
-                let mut state = match state.lock() {
-                    Ok(state) => state,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                state.finish(read, bytes);
+                let mut answers = lock(&answers);
+                answers.bytes = Some(bytes);
+                answers.finish_into(&state);
             });
+    }
+}
+
+/// One read's two answers: the scopes' around its copy, and the map's.
+struct Answers {
+    /// The read, as the bookkeeping began it.
+    read: Read,
+    /// Whether the copy's scopes caught nothing, once they answered.
+    clean: Option<bool>,
+    /// What the map read, once it answered.
+    bytes: Option<Option<Vec<u8>>>,
+}
+
+impl Answers {
+    /// Once both answered: the bytes become the snapshot if the copy was
+    /// clean (the read ends, whole or not, either way).
+    fn finish_into(&mut self, state: &Mutex<SnapshotState>) {
+        let Some(clean) = self.clean else {
+            return;
+        };
+        if let Some(bytes) = self.bytes.take() {
+            lock(state).finish(self.read, bytes.filter(|_| clean));
+        }
+    }
+}
+
+/// `mutex`'s value, even after a panic poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(value) => value,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

@@ -1649,3 +1649,47 @@ fn an_inner_phase_ended_after_its_outer_one_still_returns_what_it_caught() {
     // Reported once, by the phase that caught it.
     assert_eq!(runtime.status().faults.validation, 1);
 }
+
+/// Captures, every other frame, a buffer it made without `COPY_SRC`.
+struct CapturesWhatItCannotCopy {
+    snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot,
+}
+
+impl App for CapturesWhatItCannotCopy {
+    type Resources = wgpu::Buffer;
+
+    async fn build(&self, gpu: &Gpu) -> Result<wgpu::Buffer, Fault> {
+        Ok(gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("no-copy-src"),
+            size: 256,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        }))
+    }
+
+    fn frame(&self, gpu: &Gpu, buffer: &mut wgpu::Buffer, frame: &Frame) -> Result<(), Fault> {
+        clear(gpu, frame, wgpu::Color::BLACK);
+        self.snapshot.capture(gpu, buffer, frame);
+        Ok(())
+    }
+}
+
+/// A copy the GPU refused leaves zeros in the staging buffer: they are never
+/// kept as the snapshot (a build would restore them), and the refusal is
+/// reported.
+#[test]
+fn a_snapshot_whose_copy_is_refused_keeps_nothing_and_says_why() {
+    let snapshot = webgpu_guard_wgpu::snapshot::GpuSnapshot::new("refused", 2);
+    let app = CapturesWhatItCannotCopy {
+        snapshot: snapshot.clone(),
+    };
+    let runtime = Runtime::headless(app, SIDE, SIDE, RuntimeOptions::default());
+    runtime.start();
+    until(&runtime, "two refused copies reported", |r| {
+        r.status().faults.validation >= 2
+    });
+    turns(&runtime, 10);
+    assert_eq!(snapshot.taken(), 0, "{:?}", snapshot.latest());
+    let lines = runtime.faults().recent_lines().join("\n");
+    assert!(lines.contains("no-copy-src"), "{lines}");
+}
