@@ -645,6 +645,30 @@ async fn per_call_mode_names_the_right_call_site_among_many() {
     assert_eq!(fault.origin.call_site, None);
 }
 
+/// Two objects of one label made at two places in a phase: the engine's
+/// message names the label, not which of them failed; both are suspects and
+/// no call site is pinned on the wrong one.
+#[wasm_bindgen_test]
+async fn attributed_mode_pins_no_call_site_on_an_object_whose_label_is_shared() {
+    if !engine_quotes_labels() {
+        return;
+    }
+    let d = device().await;
+    d.set_level(DiagnosticsLevel::Attributed);
+    let fault = d
+        .phase("namesakes", || {
+            let bad =
+                d.create_buffer("twin", 64, BufferUsages::MAP_READ | BufferUsages::MAP_WRITE)?;
+            let fine = d.create_buffer("twin", 64, BufferUsages::UNIFORM)?;
+            Ok((bad, fine))
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(fault.origin.object.as_deref(), Some("twin"), "{fault}");
+    assert_eq!(fault.origin.call_site, None, "{fault}");
+    assert_eq!(fault.suspects.as_ref().map(Vec::len), Some(2), "{fault}");
+}
+
 #[wasm_bindgen_test]
 async fn attributed_mode_names_the_call_site_at_the_cost_of_phases() {
     let d = device().await;

@@ -180,9 +180,16 @@ fn attribute(mut fault: Fault, call_sites: &[(String, CallSite)]) -> Fault {
         }
         return fault;
     };
-    let site = call_sites.iter().rev().find(|(l, _)| *l == label);
-    if let Some((_, site)) = site {
-        fault.origin.call_site = Some(*site);
+    // Objects of the same label made at different places: the message names
+    // one of them, and which is not known. They are the suspects.
+    let mut namesakes = call_sites.iter().filter(|(l, _)| *l == label);
+    if let Some((_, first)) = namesakes.next() {
+        if namesakes.clone().all(|(_, site)| site == first) {
+            fault.origin.call_site = Some(*first);
+        } else {
+            let suspects = call_sites.iter().filter(|(l, _)| *l == label);
+            fault.suspects = Some(suspects.take(MAX_SUSPECTS).cloned().collect());
+        }
     }
     fault.origin.object = Some(label);
     fault
