@@ -203,7 +203,7 @@ impl FaultLog {
     /// by the errors before it. Counted as written.
     pub fn record_final(&mut self, fault: &Fault, clean: &Sanitized<'_>, now_ms: f64) -> Vec<Line> {
         let line = self.record(fault, clean, now_ms);
-        self.written_all_the_same(line, line_of(fault), Severity::Error, now_ms)
+        self.written_all_the_same(line, line_of(fault), Severity::Error)
     }
 
     /// Records a note as [`Self::record_note`] does, and writes it whatever
@@ -212,7 +212,7 @@ impl FaultLog {
     /// reported already; no WebGPU; a stalled picture).
     pub fn record_note_final(&mut self, text: &str, now_ms: f64) -> Vec<Line> {
         let line = self.record_note(text, now_ms);
-        self.written_all_the_same(line, text.to_string(), Severity::Info, now_ms)
+        self.written_all_the_same(line, text.to_string(), Severity::Info)
     }
 
     /// The lines the limiter let through for a final line (`admitted`), and
@@ -224,7 +224,6 @@ impl FaultLog {
         admitted: Option<Line>,
         text: String,
         severity: Severity,
-        now_ms: f64,
     ) -> Vec<Line> {
         let mut lines: Vec<Line> = admitted.into_iter().collect();
         if lines.iter().any(|line| line.text == text) {
@@ -232,7 +231,7 @@ impl FaultLog {
         }
         // Counted as held back by the limiter: it is written after all.
         self.stats.suppressed = self.stats.suppressed.saturating_sub(1);
-        self.written(&text, now_ms);
+        self.kept(&text);
         lines.push(Line { severity, text });
         lines
     }
@@ -325,13 +324,15 @@ impl FaultLog {
                 return None;
             }
         };
-        self.written(&line.text, now_ms);
+        self.timed(now_ms);
+        self.kept(&line.text);
         Some(line)
     }
 
-    /// A line is written at `now_ms`: counted, timed, kept among the recent.
-    fn written(&mut self, text: &str, now_ms: f64) {
-        self.stats.logged += 1;
+    /// A line the limiter let through was written at `now_ms`: counted in
+    /// its second (`max_lines_in_a_second`, which final lines stay out of:
+    /// no limit holds them back).
+    fn timed(&mut self, now_ms: f64) {
         while self
             .written_at
             .front()
@@ -344,6 +345,11 @@ impl FaultLog {
             .stats
             .max_lines_in_a_second
             .max(self.written_at.len() as u64);
+    }
+
+    /// A line was written: counted, kept among the recent.
+    fn kept(&mut self, text: &str) {
+        self.stats.logged += 1;
         if self.recent.len() >= RECENT_LINES {
             self.recent.pop_front();
         }
@@ -454,6 +460,8 @@ mod tests {
             );
             let stats = log.stats();
             assert_eq!((stats.logged, stats.suppressed), (7, 0), "note: {note}");
+            // The limit's own count: five lines and the cut-off line.
+            assert_eq!(stats.max_lines_in_a_second, 6, "note: {note}");
         }
     }
 
