@@ -60,19 +60,14 @@ pub fn sanitized_nested<'a>(
     sanitize: &dyn Fn(&str) -> String,
     depth: &Cell<u32>,
 ) -> Sanitized<'a> {
-    let runs = depth.get();
-    if runs >= SANITIZER_DEPTH {
-        let placeholder = |_: &str| SANITIZER_REPORTED.to_string();
-        return Sanitized::new(fault, Some(&placeholder));
-    }
-    depth.set(runs + 1);
-    let clean = Sanitized::new(fault, Some(sanitize));
-    depth.set(runs);
-    clean
+    Sanitized::new(
+        fault,
+        Some(&|text: &str| sanitized_text_nested(text, sanitize, depth)),
+    )
 }
 
-/// `text` (an adapter's name, say) through `sanitize`, nested as
-/// [`sanitized_nested`] allows.
+/// `text` (a fault's message, an adapter's name) through `sanitize`, nested
+/// as [`sanitized_nested`] says.
 pub fn sanitized_text_nested(
     text: &str,
     sanitize: &dyn Fn(&str) -> String,

@@ -217,14 +217,9 @@ impl FaultSink {
     fn sanitized(&self, fault: &Fault) -> Fault {
         let sanitizer = self.shared.sanitizer.borrow().clone();
         match &sanitizer {
-            Some(sanitize) => {
-                let sanitize = |text: &str| {
-                    catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
-                };
-                sanitized_nested(fault, &sanitize, &self.shared.sanitizing)
-                    .fault()
-                    .clone()
-            }
+            Some(sanitize) => sanitized_nested(fault, &caught(sanitize), &self.shared.sanitizing)
+                .fault()
+                .clone(),
             None => fault.clone(),
         }
     }
@@ -359,10 +354,7 @@ impl FaultSink {
         let sanitizer = self.shared.sanitizer.borrow().clone();
         let clean = match &sanitizer {
             Some(sanitize) => {
-                let sanitize = |text: &str| {
-                    catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
-                };
-                sanitized_text_nested(&adapter, &sanitize, &self.shared.sanitizing)
+                sanitized_text_nested(&adapter, &caught(sanitize), &self.shared.sanitizing)
             }
             None => adapter,
         };
@@ -473,6 +465,12 @@ impl FaultSink {
             .map(|log| log.groups())
             .unwrap_or_default()
     }
+}
+
+/// `sanitize` under the panic guard: a panicking run gives a placeholder,
+/// never the raw text.
+fn caught(sanitize: &Sanitizer) -> impl Fn(&str) -> String + '_ {
+    move |text: &str| catching(|| sanitize(text)).unwrap_or_else(|_| SANITIZER_PANICKED.into())
 }
 
 #[cfg(test)]
