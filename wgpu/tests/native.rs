@@ -1279,9 +1279,11 @@ fn a_build_that_fails_in_its_own_phase_is_reported_with_that_phase() {
     assert_eq!(runtime.status().faults.validation, 1, "{lines}");
 }
 
-/// Clears the frame and reads a buffer back every frame.
+/// Clears the frame and reads a buffer, made with `usage`, back as its
+/// snapshot says.
 struct Snapshotting {
     snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot,
+    usage: wgpu::BufferUsages,
 }
 
 impl App for Snapshotting {
@@ -1291,7 +1293,7 @@ impl App for Snapshotting {
         Ok(gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("state"),
             size: 256,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            usage: self.usage,
             mapped_at_creation: false,
         }))
     }
@@ -1307,6 +1309,7 @@ impl App for Snapshotting {
 fn no_frame_runs_on_a_device_destroyed_by_an_injected_loss() {
     let app = Snapshotting {
         snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot::new("snap", 1),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
     };
     let runtime = Runtime::headless(app, SIDE, SIDE, losses_allowed());
     runtime.set_frame_interval(Duration::ZERO);
@@ -1650,38 +1653,16 @@ fn an_inner_phase_ended_after_its_outer_one_still_returns_what_it_caught() {
     assert_eq!(runtime.status().faults.validation, 1);
 }
 
-/// Captures, every other frame, a buffer it made without `COPY_SRC`.
-struct CapturesWhatItCannotCopy {
-    snapshot: webgpu_guard_wgpu::snapshot::GpuSnapshot,
-}
-
-impl App for CapturesWhatItCannotCopy {
-    type Resources = wgpu::Buffer;
-
-    async fn build(&self, gpu: &Gpu) -> Result<wgpu::Buffer, Fault> {
-        Ok(gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("no-copy-src"),
-            size: 256,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        }))
-    }
-
-    fn frame(&self, gpu: &Gpu, buffer: &mut wgpu::Buffer, frame: &Frame) -> Result<(), Fault> {
-        clear(gpu, frame, wgpu::Color::BLACK);
-        self.snapshot.capture(gpu, buffer, frame);
-        Ok(())
-    }
-}
-
 /// A copy the GPU refused leaves zeros in the staging buffer: they are never
 /// kept as the snapshot (a build would restore them), and the refusal is
 /// reported.
 #[test]
 fn a_snapshot_whose_copy_is_refused_keeps_nothing_and_says_why() {
     let snapshot = webgpu_guard_wgpu::snapshot::GpuSnapshot::new("refused", 2);
-    let app = CapturesWhatItCannotCopy {
+    // A buffer made without `COPY_SRC`.
+    let app = Snapshotting {
         snapshot: snapshot.clone(),
+        usage: wgpu::BufferUsages::STORAGE,
     };
     let runtime = Runtime::headless(app, SIDE, SIDE, RuntimeOptions::default());
     runtime.start();
@@ -1691,5 +1672,5 @@ fn a_snapshot_whose_copy_is_refused_keeps_nothing_and_says_why() {
     turns(&runtime, 10);
     assert_eq!(snapshot.taken(), 0, "{:?}", snapshot.latest());
     let lines = runtime.faults().recent_lines().join("\n");
-    assert!(lines.contains("no-copy-src"), "{lines}");
+    assert!(lines.contains("'state'"), "{lines}");
 }
